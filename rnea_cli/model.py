@@ -1,0 +1,136 @@
+"""The frozen kinematic tree that the engine reads: joints in topological order, bodies, inertias."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import spatial
+
+MOVABLE = ("revolute", "continuous", "prismatic")
+ANGULAR = ("revolute", "continuous")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """URDF `<limit>`; a value is None when the file does not give it (never a made-up default)."""
+
+    lower: float | None = None
+    upper: float | None = None
+    effort: float | None = None
+    velocity: float | None = None
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """URDF `<mimic>`: q = multiplier * q_leader + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """A movable joint and the body it carries.
+
+    The joint is three placements, composed in `Model.placement`:
+    `parent_X_stator` (fixed, from `<origin>`, 4x4, in the parent body's frame),
+    `stator_X_rotor(q)` (the motion about/along `axis`) and `rotor_X_child` (identity in URDF).
+    "Rotor" is the moving side of the joint, not a motor's rotor.
+    """
+
+    name: str
+    type: str  # one of MOVABLE
+    parent: int  # index of the parent body, -1 for the root body
+    axis: np.ndarray  # (3,) unit vector, in the stator frame
+    parent_X_stator: np.ndarray  # (4, 4)
+    limits: Limits = field(default_factory=Limits)
+    damping: float = 0.0
+    friction: float = 0.0
+    mimic: Mimic | None = None
+    parent_link: str = ""
+    child_link: str = ""
+    line: int | None = None
+
+    @property
+    def is_angular(self):
+        return self.type in ANGULAR
+
+    def stator_X_rotor(self, q):
+        """Placement of the rotor in the stator for joint values q: shape (..., 4, 4)."""
+        q = np.asarray(q, dtype=float)
+        H = np.broadcast_to(np.eye(4), q.shape + (4, 4)).copy()
+        if self.is_angular:
+            K = spatial.skew(self.axis)
+            s, c = np.sin(q)[..., None, None], np.cos(q)[..., None, None]
+            H[..., :3, :3] = np.eye(3) + s * K + (1.0 - c) * (K @ K)
+        else:
+            H[..., :3, 3] = q[..., None] * self.axis
+        return H
+
+    rotor_X_child = np.eye(4)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A URDF link: its own mass and the body (movable-joint index, -1 = root) it is folded into."""
+
+    name: str
+    mass: float
+    body: int
+    parent_joint: str | None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class TreeJoint:
+    """Any URDF joint (fixed ones too), for reports: name, type, parent and child links."""
+
+    name: str
+    type: str
+    parent_link: str
+    child_link: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A rigid-body tree in topological order (`parent[i] < i`, -1 for the root body).
+
+    Body i is the child link of movable joint i with every link fixed to it folded in;
+    `inertia[i]` is its 6x6 spatial inertia in its rotor frame, `root_inertia` that of the
+    root body (the root link and what is fixed to it). Columns of q, qd, qdd and tau follow
+    `joint_names`: depth-first from the root link, children in the file's declaration order.
+    """
+
+    name: str
+    source: str
+    root_link: str
+    joints: tuple[Joint, ...]
+    parent: np.ndarray  # (n,) int
+    inertia: np.ndarray  # (n, 6, 6)
+    root_inertia: np.ndarray  # (6, 6)
+    links: tuple[Link, ...] = ()
+    tree: tuple[TreeJoint, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def joint_names(self):
+        return [j.name for j in self.joints]
+
+    @property
+    def n(self):
+        """Number of movable joints (columns of q)."""
+        return len(self.joints)
+
+    def index(self, joint_name):
+        return self.joint_names.index(joint_name)
+
+    def placement(self, i, q):
+        """parent_X_child of joint i at joint values q: (..., 4, 4)."""
+        j = self.joints[i]
+        return j.parent_X_stator @ j.stator_X_rotor(q) @ j.rotor_X_child
+
+    def body_mass(self, i):
+        """Mass of body i after fixed-joint folding (i = -1: the root body)."""
+        return float((self.root_inertia if i < 0 else self.inertia[i])[5, 5])

@@ -1,0 +1,133 @@
+"""Spatial (6D) algebra after Featherstone, *Rigid Body Dynamics Algorithms* (2008), ch. 2.
+
+Every 6-vector here is ordered **[angular; linear]**: a motion vector is [w; v], a force vector
+is [n; f]. (Pinocchio orders [linear; angular]; tests reorder explicitly when comparing.)
+
+Placements are 4x4 homogeneous matrices `H = [[R, p], [0, 1]]`: `a_H_b` is the pose of frame b in
+frame a (the URDF `<origin>` of a joint is `parent_H_child`). `xup(a_H_b)` is the Plücker
+transform `b_X_a` that maps motion vectors from a-coordinates to b-coordinates (Featherstone's
+`X = rot(E) xlt(r)` with `E = R^T`, `r = p`); force vectors map with `inv(X).T = X.T` going back.
+"""
+
+import numpy as np
+
+E3 = np.eye(3)
+
+
+def skew(r):
+    """3x3 matrix with skew(r) @ x == cross(r, x)."""
+    x, y, z = r
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def rx(theta):
+    """Rotation matrix of angle theta about x (columns: rotated axes in the original frame)."""
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def ry(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rz(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rpy(roll, pitch, yaw):
+    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    return rz(yaw) @ ry(pitch) @ rx(roll)
+
+
+def axis_angle(axis, theta):
+    """Rotation of angle theta about the unit vector axis (Rodrigues)."""
+    K = skew(axis)
+    return E3 + np.sin(theta) * K + (1.0 - np.cos(theta)) * (K @ K)
+
+
+def pose(R=E3, p=(0.0, 0.0, 0.0)):
+    """4x4 homogeneous placement [[R, p], [0, 1]]."""
+    H = np.eye(4)
+    H[:3, :3] = R
+    H[:3, 3] = p
+    return H
+
+
+def pose_inv(H):
+    """Inverse of a placement: b_H_a from a_H_b."""
+    R, p = H[:3, :3], H[:3, 3]
+    return pose(R.T, -R.T @ p)
+
+
+def align_z(axis):
+    """A rotation A with A @ e_z == axis (unit axis): the frame in which the joint axis is z."""
+    z = np.asarray(axis, dtype=float)
+    helper = E3[0] if abs(z[0]) < 0.9 else E3[1]
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    return np.column_stack([x, y, z])
+
+
+def rot(E):
+    """Plücker rotation: coordinates change by the 3x3 matrix E (Featherstone `rot`)."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    return X
+
+
+def xlt(r):
+    """Plücker translation of the origin by r (Featherstone `xlt`)."""
+    X = np.eye(6)
+    X[3:, :3] = -skew(r)
+    return X
+
+
+def xup(H):
+    """b_X_a (motion, a-coords -> b-coords) from the placement a_H_b: rot(R^T) @ xlt(p)."""
+    R, p = H[:3, :3], H[:3, 3]
+    return rot(R.T) @ xlt(p)
+
+
+def crm(v):
+    """Motion cross-product matrix: crm(v) @ m == v x m."""
+    w, u = v[:3], v[3:]
+    X = np.zeros((6, 6))
+    X[:3, :3] = skew(w)
+    X[3:, :3] = skew(u)
+    X[3:, 3:] = skew(w)
+    return X
+
+
+def crf(v):
+    """Force cross-product matrix: crf(v) @ f == v x* f == -crm(v).T @ f."""
+    return -crm(v).T
+
+
+def mcI(m, c, Ic):
+    """Spatial inertia from mass m, centre of mass c and rotational inertia Ic about c."""
+    C = skew(c)
+    I = np.zeros((6, 6))
+    I[:3, :3] = Ic + m * C @ C.T
+    I[:3, 3:] = m * C
+    I[3:, :3] = m * C.T
+    I[3:, 3:] = m * E3
+    return I
+
+
+def inertia_to(I, X):
+    """Spatial inertia I given in b-coordinates, expressed in a-coordinates, where X = b_X_a."""
+    return X.T @ I @ X
+
+
+def mass_properties(I):
+    """(m, c, Ic) from a spatial inertia: inverse of mcI (c = 0 when m == 0)."""
+    m = I[5, 5]
+    if m == 0.0:
+        return 0.0, np.zeros(3), I[:3, :3].copy()
+    C = I[:3, 3:] / m
+    c = np.array([C[2, 1], C[0, 2], C[1, 0]])
+    return m, c, I[:3, :3] - m * C @ C.T

@@ -1,0 +1,314 @@
+"""URDF -> Model: reads only what dynamics needs (joints, origins, axes, limits, inertials).
+
+The XML parser is hardened (no entities, no DTD, no network) and no mesh is ever opened.
+Fixed joints are folded: a link fixed to a body adds its inertia to that body.
+"""
+
+import math
+import os
+import warnings
+
+import numpy as np
+from lxml import etree
+
+from . import spatial
+from .errors import URDFError, URDFWarning
+from .model import MOVABLE, Joint, Limits, Link, Mimic, Model, TreeJoint
+
+UNSUPPORTED = ("floating", "planar")
+INERTIA_TOLERANCE = 1e-9  # relative to the largest principal moment
+
+
+def load_urdf(source):
+    """Load a URDF from a path, or from XML text (str or bytes starting with '<')."""
+    data, label = _read(source)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+        huge_tree=False, remove_comments=True, remove_pis=True,
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else None
+        raise URDFError(label, line, f"malformed XML: {exc.msg}") from None
+    if root is None:
+        raise URDFError(label, None, "empty file")
+    return _Reader(label, root).model()
+
+
+def _read(source):
+    if isinstance(source, bytes):
+        return source, "<string>"
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source.encode(), "<string>"
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise URDFError(path, None, f"cannot read: {exc.strerror}") from None
+    if not data.strip():
+        raise URDFError(path, None, "empty file")
+    return data, path
+
+
+def _describe(el):
+    name = el.get("name")
+    return f"<{el.tag} name=\"{name}\">" if name is not None else f"<{el.tag}>"
+
+
+class _Reader:
+    def __init__(self, label, root):
+        self.label = label
+        self.root = root
+        self.warnings = []
+
+    def error(self, el, message, owner=None):
+        where = _describe(owner) + " " + _describe(el) if owner is not None and owner is not el else _describe(el)
+        return URDFError(self.label, el.sourceline, f"{where}: {message}")
+
+    def warn(self, el, message):
+        text = f"{self.label}:{el.sourceline}: {_describe(el)}: {message}"
+        self.warnings.append(text)
+        warnings.warn(text, URDFWarning, stacklevel=4)
+
+    # -- attributes -------------------------------------------------------------------------------
+
+    def attr(self, el, name, owner=None):
+        value = el.get(name)
+        if value is None:
+            raise self.error(el, f"missing required attribute '{name}'", owner)
+        return value
+
+    def floats(self, el, name, count, default=None, owner=None):
+        text = el.get(name)
+        if text is None:
+            if default is None:
+                raise self.error(el, f"missing required attribute '{name}'", owner)
+            return np.array(default, dtype=float)
+        try:
+            values = [float(t) for t in text.split()]
+        except ValueError:
+            raise self.error(el, f"attribute {name}=\"{text}\" is not {_numbers(count)}", owner) from None
+        if len(values) != count:
+            raise self.error(el, f"attribute {name}=\"{text}\" is not {_numbers(count)}", owner)
+        if not all(math.isfinite(v) for v in values):
+            raise self.error(el, f"attribute {name}=\"{text}\" is not finite", owner)
+        return np.array(values)
+
+    def number(self, el, name, owner=None, default=None, required=False):
+        if el.get(name) is None and not required:
+            return default
+        return float(self.floats(el, name, 1, owner=owner)[0])
+
+    def origin(self, el):
+        """Placement given by the <origin> child of el (identity when absent)."""
+        o = el.find("origin")
+        if o is None:
+            return np.eye(4)
+        xyz = self.floats(o, "xyz", 3, (0.0, 0.0, 0.0), owner=el)
+        r, p, y = self.floats(o, "rpy", 3, (0.0, 0.0, 0.0), owner=el)
+        return spatial.pose(spatial.rpy(r, p, y), xyz)
+
+    # -- links ------------------------------------------------------------------------------------
+
+    def link_inertia(self, link):
+        """Spatial inertia of a link in its own frame, from <inertial> (zero when absent)."""
+        inertial = link.find("inertial")
+        if inertial is None:
+            return np.zeros((6, 6))
+        mass_el = inertial.find("mass")
+        if mass_el is None:
+            raise self.error(inertial, "missing <mass>", link)
+        m = self.number(mass_el, "value", owner=link, required=True)
+        if m < 0:
+            raise self.error(mass_el, f"negative mass {m:g}", link)
+        inertia_el = inertial.find("inertia")
+        if inertia_el is None:
+            raise self.error(inertial, "missing <inertia>", link)
+        ixx, ixy, ixz, iyy, iyz, izz = (
+            self.number(inertia_el, k, owner=link, required=True)
+            for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        )
+        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        self.check_inertia(link, Ic)
+        H = self.origin(inertial)
+        R, c = H[:3, :3], H[:3, 3]
+        return spatial.mcI(m, c, R @ Ic @ R.T)
+
+    def check_inertia(self, link, Ic):
+        moments = np.linalg.eigvalsh(Ic)
+        scale = max(abs(moments).max(), 1e-300)
+        if moments[0] < -INERTIA_TOLERANCE * scale:
+            self.warn(link, f"inertia is not positive semi-definite (principal moments "
+                            f"{', '.join(f'{m:.3g}' for m in moments)})")
+        elif moments[0] + moments[1] < moments[2] - INERTIA_TOLERANCE * scale:
+            self.warn(link, f"inertia breaks the triangle inequality (principal moments "
+                            f"{', '.join(f'{m:.3g}' for m in moments)})")
+
+    # -- joints -----------------------------------------------------------------------------------
+
+    def joint_limits(self, joint, kind):
+        el = joint.find("limit")
+        if el is None:
+            return Limits()
+        value = {k: self.number(el, k, owner=joint) for k in ("lower", "upper", "effort", "velocity")}
+        if kind == "continuous":
+            value["lower"] = value["upper"] = None
+        return Limits(**value)
+
+    def joint_axis(self, joint):
+        el = joint.find("axis")
+        axis = np.array([1.0, 0.0, 0.0]) if el is None else self.floats(el, "xyz", 3, (1.0, 0.0, 0.0), joint)
+        norm = np.linalg.norm(axis)
+        if norm < 1e-12:
+            raise self.error(el, "axis is the zero vector", joint)
+        return axis / norm
+
+    # -- the tree ---------------------------------------------------------------------------------
+
+    def model(self):
+        robot = self.root
+        if robot.tag != "robot":
+            raise URDFError(self.label, robot.sourceline, f"root element is <{robot.tag}>, expected <robot>")
+
+        links = {}
+        for el in robot.iterfind("link"):
+            name = self.attr(el, "name")
+            if name in links:
+                raise self.error(el, f"duplicate link name (first at line {links[name].sourceline})")
+            links[name] = el
+
+        joints = {}
+        parent_joint = {}  # child link -> joint element
+        children = {name: [] for name in links}  # link -> joint elements, declaration order
+        for el in robot.iterfind("joint"):
+            name = self.attr(el, "name")
+            if name in joints:
+                raise self.error(el, f"duplicate joint name (first at line {joints[name].sourceline})")
+            joints[name] = el
+            kind = self.attr(el, "type")
+            if kind in UNSUPPORTED:
+                raise self.error(el, f"joint type '{kind}' is not supported yet")
+            if kind not in MOVABLE + ("fixed",):
+                raise self.error(el, f"unknown joint type '{kind}'")
+            ends = []
+            for tag in ("parent", "child"):
+                end = el.find(tag)
+                if end is None:
+                    raise self.error(el, f"missing <{tag}>")
+                link = self.attr(end, "link", owner=el)
+                if link not in links:
+                    raise self.error(end, f"{tag} link '{link}' does not exist", el)
+                ends.append(link)
+            parent, child = ends
+            if child in parent_joint:
+                other = parent_joint[child]
+                raise self.error(el, f"link '{child}' has two parents (also joint \"{other.get('name')}\""
+                                     f" at line {other.sourceline})")
+            parent_joint[child] = el
+            children[parent].append(el)
+
+        if not links:
+            raise URDFError(self.label, robot.sourceline, "<robot> has no <link>")
+        roots = [name for name in links if name not in parent_joint]
+        if not roots:
+            raise URDFError(self.label, robot.sourceline, "no root link: the joints form a cycle")
+        if len(roots) > 1:
+            raise URDFError(self.label, robot.sourceline,
+                            f"several root links ({', '.join(roots)}): links must form one tree")
+
+        return self.build(roots[0], links, joints, parent_joint, children)
+
+    def build(self, root, links, joints, parent_joint, children):
+        model_joints, parents, inertias, link_rows, tree = [], [], [], [], []
+        root_inertia = np.zeros((6, 6))
+        # depth-first from the root, children in declaration order; a movable joint is numbered
+        # when its child link is reached: (link, joint into it, parent body, parent_body_H_link)
+        stack = [(root, None, -1, np.eye(4))]
+        while stack:
+            link, jel, body, body_H_link = stack.pop()
+            if jel is not None:
+                kind = jel.get("type")
+                tree.append(TreeJoint(jel.get("name"), kind, jel.find("parent").get("link"), link, jel.sourceline))
+                if kind != "fixed":
+                    model_joints.append(self.movable(jel, kind, body, body_H_link, tree[-1].parent_link, link))
+                    parents.append(body)
+                    inertias.append(np.zeros((6, 6)))
+                    body, body_H_link = len(model_joints) - 1, np.eye(4)
+            el = links[link]
+            I_link = self.link_inertia(el)
+            # I_body += (link_X_body)^T I_link link_X_body
+            I_body = spatial.inertia_to(I_link, spatial.xup(body_H_link))
+            if body < 0:
+                root_inertia += I_body
+            else:
+                inertias[body] += I_body
+            link_rows.append(Link(link, float(I_link[5, 5]), body, jel.get("name") if jel is not None else None,
+                                  el.sourceline))
+            stack.extend((child.find("child").get("link"), child, body, body_H_link @ self.origin(child))
+                         for child in reversed(children[link]))
+
+        reached = {row.name for row in link_rows}
+        unreachable = [name for name in links if name not in reached]
+        if unreachable:
+            el = parent_joint[unreachable[0]]
+            raise self.error(el, f"joints form a cycle through links {', '.join(unreachable)}")
+
+        names = {j.name for j in model_joints}
+        for j in model_joints:
+            if j.mimic is not None and j.mimic.joint not in names:
+                raise self.error(joints[j.name].find("mimic"),
+                                 f"mimics joint '{j.mimic.joint}', which is not a movable joint", joints[j.name])
+
+        def frozen(a):
+            a = np.array(a, dtype=float)
+            a.setflags(write=False)
+            return a
+
+        parent = np.array(parents, dtype=int)
+        parent.setflags(write=False)
+        return Model(
+            name=self.root.get("name", ""),
+            source=self.label,
+            root_link=root,
+            joints=tuple(model_joints),
+            parent=parent,
+            inertia=frozen(np.reshape(inertias, (-1, 6, 6))),
+            root_inertia=frozen(root_inertia),
+            links=tuple(link_rows),
+            tree=tuple(tree),
+            warnings=tuple(self.warnings),
+        )
+
+    def movable(self, el, kind, parent, parent_X_stator, parent_link, child_link):
+        dyn = el.find("dynamics")
+        mimic_el = el.find("mimic")
+        mimic = None
+        if mimic_el is not None:
+            mimic = Mimic(
+                self.attr(mimic_el, "joint", owner=el),
+                self.number(mimic_el, "multiplier", owner=el, default=1.0),
+                self.number(mimic_el, "offset", owner=el, default=0.0),
+            )
+        parent_X_stator.setflags(write=False)
+        axis = self.joint_axis(el)
+        axis.setflags(write=False)
+        return Joint(
+            name=el.get("name"),
+            type=kind,
+            parent=parent,
+            axis=axis,
+            parent_X_stator=parent_X_stator,
+            limits=self.joint_limits(el, kind),
+            damping=0.0 if dyn is None else self.number(dyn, "damping", owner=el, default=0.0),
+            friction=0.0 if dyn is None else self.number(dyn, "friction", owner=el, default=0.0),
+            mimic=mimic,
+            parent_link=parent_link,
+            child_link=child_link,
+            line=el.sourceline,
+        )
+
+
+def _numbers(count):
+    return "a number" if count == 1 else f"{count} numbers"

@@ -1,0 +1,74 @@
+"""The spatial-algebra module against its definitions (Featherstone ch. 2)."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from rnea_cli import spatial
+
+vec3 = arrays(np.float64, 3, elements=st.floats(-10, 10))
+vec6 = arrays(np.float64, 6, elements=st.floats(-10, 10))
+
+
+def random_pose(rpy, p):
+    return spatial.pose(spatial.rpy(*rpy), p)
+
+
+@given(vec6, vec6)
+def test_crm_is_the_motion_cross_product(v, m):
+    w, u, mw, mu = v[:3], v[3:], m[:3], m[3:]
+    np.testing.assert_allclose(spatial.crm(v) @ m, np.r_[np.cross(w, mw), np.cross(w, mu) + np.cross(u, mw)],
+                               atol=1e-9)
+
+
+@given(vec6, vec6, vec6)
+def test_crf_is_dual_to_crm(v, m, f):
+    # (v x m) . f + m . (v x* f) = 0
+    assert abs((spatial.crm(v) @ m) @ f + m @ (spatial.crf(v) @ f)) <= 1e-9 * (1 + np.abs(v).sum() ** 2 * 100)
+
+
+@given(vec3, vec3, vec3, vec3)
+@settings(max_examples=50)
+def test_xup_composes_and_inverts(rpy1, p1, rpy2, p2):
+    A, B = random_pose(rpy1, p1), random_pose(rpy2, p2)
+    np.testing.assert_allclose(spatial.xup(A @ B), spatial.xup(B) @ spatial.xup(A), atol=1e-9)
+    np.testing.assert_allclose(spatial.xup(spatial.pose_inv(A)) @ spatial.xup(A), np.eye(6), atol=1e-9)
+
+
+@given(vec3, vec3)
+def test_xup_maps_velocity_of_a_point(rpy, p):
+    """A body turning at w about the origin of a: the point at b's origin moves at w x p."""
+    H = random_pose(rpy, p)
+    w = np.array([0.3, -1.2, 0.8])
+    v_b = spatial.xup(H) @ np.r_[w, 0, 0, 0]
+    R = H[:3, :3]
+    np.testing.assert_allclose(R @ v_b[:3], w, atol=1e-9)
+    np.testing.assert_allclose(R @ v_b[3:], np.cross(w, p), atol=1e-9)
+
+
+@given(st.floats(0.01, 10), vec3)
+def test_mcI_round_trips_and_has_parallel_axis(m, c):
+    Ic = np.diag([0.1, 0.2, 0.25])
+    I = spatial.mcI(m, c, Ic)
+    m2, c2, Ic2 = spatial.mass_properties(I)
+    assert m2 == m
+    np.testing.assert_allclose(c2, c, atol=1e-12)
+    np.testing.assert_allclose(Ic2, Ic, atol=1e-9)
+    # rotational inertia about the origin: Ic + m (|c|^2 1 - c c^T)
+    np.testing.assert_allclose(I[:3, :3], Ic + m * (c @ c * np.eye(3) - np.outer(c, c)), atol=1e-9)
+
+
+@given(vec3, st.floats(-7, 7))
+def test_axis_angle_and_align_z(axis, theta):
+    n = np.linalg.norm(axis)
+    if n < 1e-3:
+        return
+    axis = axis / n
+    R = spatial.axis_angle(axis, theta)
+    np.testing.assert_allclose(R @ axis, axis, atol=1e-12)
+    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
+    A = spatial.align_z(axis)
+    np.testing.assert_allclose(A @ np.array([0, 0, 1.0]), axis, atol=1e-12)
+    np.testing.assert_allclose(A.T @ A, np.eye(3), atol=1e-12)
+    assert np.linalg.det(A) > 0

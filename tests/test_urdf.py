@@ -1,0 +1,186 @@
+"""The URDF loader: what it reads from real files, and one error per kind of bad file."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import corpus_params, need_corpus
+from rnea_cli import URDFError, URDFWarning, load_urdf
+
+LINK = '<link name="{0}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+
+
+def robot(*elements):
+    return '<?xml version="1.0"?>\n<robot name="r">\n' + "\n".join(elements) + "\n</robot>\n"
+
+
+def joint(name, parent, child, kind="revolute", extra='<axis xyz="0 0 1"/>'):
+    return f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>{extra}</joint>'
+
+
+GOOD = [LINK.format("a"), LINK.format("b"), joint("j", "a", "b")]
+
+
+def load_quietly(source):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        return load_urdf(source)
+
+
+def test_good_file_loads():
+    model = load_urdf(robot(*GOOD))
+    assert model.joint_names == ["j"] and model.root_link == "a" and list(model.parent) == [-1]
+
+
+BAD = {
+    "malformed": ('<robot name="r">\n<link name="a">\n</robot>', 3, "malformed XML"),
+    "not-robot": ('<?xml version="1.0"?>\n<model/>', 2, "expected <robot>"),
+    "unknown-type": (robot(*GOOD[:2], joint("j", "a", "b", kind="spherical")), 5, "unknown joint type 'spherical'"),
+    "floating": (robot(*GOOD[:2], joint("j", "a", "b", kind="floating")), 5, "'floating' is not supported yet"),
+    "planar": (robot(*GOOD[:2], joint("j", "a", "b", kind="planar")), 5, "'planar' is not supported yet"),
+    "missing-link": (robot(*GOOD[:2], joint("j", "a", "c")), 5, "child link 'c' does not exist"),
+    "duplicate-link": (robot(*GOOD, LINK.format("b")), 6, "duplicate link name (first at line 4)"),
+    "duplicate-joint": (robot(*GOOD, LINK.format("c"), joint("j", "b", "c")), 7, "duplicate joint name"),
+    "two-parents": (robot(*GOOD, LINK.format("c"), joint("k", "c", "b")), 7, "link 'b' has two parents"),
+    "cycle": (robot(*GOOD, LINK.format("c"), LINK.format("d"), joint("k", "c", "d"), joint("l", "d", "c")), 9,
+              "cycle through links c, d"),
+    "no-root": (robot(*GOOD, joint("k", "b", "a")), 2, "no root link"),
+    "several-roots": (robot(*GOOD, LINK.format("c")), 2, "several root links (a, c)"),
+    "zero-axis": (robot(*GOOD[:2], joint("j", "a", "b", extra='<axis xyz="0 0 0"/>')), 5, "axis is the zero vector"),
+    "negative-mass": (robot(LINK.format("a"), '<link name="b"><inertial><mass value="-2"/></inertial></link>',
+                            GOOD[2]), 4, "negative mass -2"),
+    "non-numeric": (robot(*GOOD[:2], joint("j", "a", "b", extra='<origin xyz="0 0 abc"/>')), 5,
+                    'xyz="0 0 abc" is not 3 numbers'),
+    "wrong-count": (robot(*GOOD[:2], joint("j", "a", "b", extra='<axis xyz="0 1"/>')), 5,
+                    'xyz="0 1" is not 3 numbers'),
+    "not-finite": (robot(*GOOD[:2], joint("j", "a", "b", extra='<origin xyz="0 0 nan"/>')), 5, "is not finite"),
+    "missing-attribute": (robot(*GOOD[:2], '<joint name="j"><parent link="a"/><child link="b"/></joint>'), 5,
+                          "missing required attribute 'type'"),
+    "missing-mass-value": (robot(LINK.format("a"), '<link name="b"><inertial><mass/></inertial></link>', GOOD[2]),
+                           4, "missing required attribute 'value'"),
+    "missing-inertia-attr": (robot(LINK.format("a"), LINK.format("b").replace(' izz="1"', ""), GOOD[2]), 4,
+                             "missing required attribute 'izz'"),
+    "mimic-unknown": (robot(*GOOD[:2], joint("j", "a", "b", extra='<mimic joint="nope"/>')), 5,
+                      "mimics joint 'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_bad_urdf_names_line_and_problem(case):
+    xml, line, text = BAD[case]
+    with pytest.raises(URDFError) as info:
+        load_urdf(xml)
+    message = str(info.value)
+    assert message.startswith(f"<string>:{line}: "), message
+    assert text in message
+    assert "\n" not in message
+
+
+def test_bad_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.urdf"
+    path.write_text(BAD["zero-axis"][0])
+    with pytest.raises(URDFError, match=rf"^{path}:5: <joint name=\"j\"> <axis>: axis is the zero vector$"):
+        load_urdf(path)
+    with pytest.raises(URDFError, match="missing.urdf: cannot read: No such file"):
+        load_urdf(tmp_path / "missing.urdf")
+    (tmp_path / "empty.urdf").write_text("  \n")
+    with pytest.raises(URDFError, match="empty.urdf: empty file"):
+        load_urdf(tmp_path / "empty.urdf")
+
+
+def test_entities_are_not_expanded_and_nothing_is_fetched(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("0.5")
+    xml = (f'<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY x SYSTEM "file://{secret}">]>\n<robot name="r">'
+           f'{GOOD[0]}<link name="b"><inertial><mass value="&x;"/></inertial></link>{GOOD[2]}</robot>')
+    with pytest.raises(URDFError, match="external entity|missing required attribute 'value'|is not a number"):
+        load_urdf(xml)
+
+
+def test_declaration_order_does_not_matter():
+    xml = robot(joint("j2", "b", "c"), LINK.format("c"), joint("j1", "a", "b"), LINK.format("b"), LINK.format("a"))
+    model = load_urdf(xml)
+    assert model.joint_names == ["j1", "j2"] and list(model.parent) == [-1, 0] and model.root_link == "a"
+
+
+def test_depth_first_order_children_in_declaration_order():
+    links = [LINK.format(x) for x in "abcde"]
+    xml = robot(*links, joint("ab", "a", "b"), joint("ac", "a", "c"), joint("bd", "b", "d"), joint("ce", "c", "e"))
+    model = load_urdf(xml)
+    assert model.joint_names == ["ab", "bd", "ac", "ce"]
+    assert list(model.parent) == [-1, 0, -1, 2]
+
+
+def test_fixed_joint_folds_inertia_with_rotation_and_parallel_axis():
+    """A 2 kg point-like link fixed 1 m along the rotated x axis of b: b gains 2 kg at (0, 1, 0)."""
+    child = ('<link name="c"><inertial><mass value="2"/>'
+             '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>')
+    fixed = joint("f", "b", "c", kind="fixed", extra='<origin xyz="0 0 0" rpy="0 0 1.5707963267948966"/>')
+    # c's inertial sits 1 m along c's x, which is b's y
+    child = child.replace("<mass", '<origin xyz="1 0 0"/><mass')
+    model = load_urdf(robot(*GOOD, child, fixed))
+    from rnea_cli import spatial
+    m, c, Ic = spatial.mass_properties(model.inertia[0])
+    assert m == 3.0
+    np.testing.assert_allclose(c, [0, 2 / 3, 0], atol=1e-15)
+    # about the joint origin: own unit tensor + c's rotated tensor + 2 kg at 1 m along y
+    about_origin = model.inertia[0][:3, :3]
+    np.testing.assert_allclose(about_origin, np.eye(3) + np.diag([0.2, 0.1, 0.3]) + 2 * np.diag([1, 0, 1]),
+                               atol=1e-12)
+    assert [(l.name, l.body) for l in model.links] == [("a", -1), ("b", 0), ("c", 0)]
+
+
+def test_link_without_inertial_is_massless_and_limits_absent_are_none():
+    xml = robot('<link name="a"/>', '<link name="b"/>',
+                joint("j", "a", "b", extra='<axis xyz="0 0 2"/><limit effort="5"/><dynamics damping="0.5"/>'))
+    model = load_urdf(xml)
+    assert model.body_mass(0) == 0.0 and not model.inertia.any()
+    j = model.joints[0]
+    assert (j.limits.effort, j.limits.velocity, j.limits.lower, j.limits.upper) == (5.0, None, None, None)
+    assert (j.damping, j.friction) == (0.5, 0.0)
+    np.testing.assert_array_equal(j.axis, [0, 0, 1])
+
+
+def test_model_is_frozen():
+    model = load_urdf(robot(*GOOD))
+    with pytest.raises(Exception):
+        model.name = "x"
+    with pytest.raises(ValueError):
+        model.inertia[0, 0, 0] = 1.0
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_corpus_loads(path):
+    path = need_corpus(path)
+    model = load_quietly(path)
+    assert model.n > 0 and all(p < i for i, p in enumerate(model.parent))
+    # mass is conserved by fixed-joint folding
+    own = sum(l.mass for l in model.links)
+    folded = model.body_mass(-1) + sum(model.body_mass(i) for i in range(model.n))
+    assert folded == pytest.approx(own, rel=1e-12)
+
+
+@pytest.mark.parametrize("path", corpus_params(["romeo_laas_small"]))
+def test_impossible_inertias_load_with_a_warning(path):
+    path = need_corpus(path)
+    with pytest.warns(URDFWarning) as caught:
+        model = load_urdf(path)
+    texts = [str(w.message) for w in caught]
+    for link in ("body", "LHipPitch_link", "RHipPitch_link"):
+        assert any(f'<link name="{link}">: inertia is not positive semi-definite' in t for t in texts)
+    assert model.warnings == tuple(texts)
+
+
+@pytest.mark.parametrize("path", corpus_params(["cassie"]))
+def test_revolute_without_limit_loads(path):
+    model = load_quietly(need_corpus(path))
+    assert model.n == 16
+    assert all(j.limits.effort is None for j in model.joints)
+
+
+@pytest.mark.parametrize("path", corpus_params(["kinova_j2s6s200"]))
+def test_continuous_ignores_position_limits(path):
+    model = load_quietly(need_corpus(path))
+    continuous = [j for j in model.joints if j.type == "continuous"]
+    assert len(continuous) == 3 and all(j.limits.lower is None and j.limits.upper is None for j in continuous)
