@@ -11,16 +11,19 @@ class RneaError(Exception):
         super().__init__(self.__str__())
 
     def __str__(self):
-        place = f"{self.source}:{self.where}" if self.where is not None else f"{self.source}"
-        return f"{place}: {self.message}"
+        if self.where is None:
+            return f"{self.source}: {self.message}"
+        if isinstance(self.where, int):
+            return f"{self.source}:{self.where}: {self.message}"
+        return f"{self.source}: {self.where}: {self.message}"
 
 
 class URDFError(RneaError):
-    """A URDF that cannot be loaded; `where` is the line number."""
+    """A URDF that cannot be loaded; `where` is the line number ("file:12: ...")."""
 
 
 class TrajectoryError(RneaError):
-    """A trajectory that cannot be read; `where` names the row/column (or line)."""
+    """A trajectory that cannot be read; `where` names the line and column, or the entry."""
 
 
 class URDFWarning(UserWarning):

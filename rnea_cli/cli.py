@@ -1,0 +1,138 @@
+"""The `rnea` command: parses arguments, calls the library, prints data to stdout and reports to stderr."""
+
+import signal
+import sys
+import time as _time
+import warnings
+
+import click
+
+from .errors import RneaError
+
+GRAVITY = "0,0,-9.81"
+
+
+class Group(click.Group):
+    """The one place where domain errors become a message and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except RneaError as exc:
+            click.echo(f"rnea: error: {exc}", err=True)
+            ctx.exit(2)
+
+
+def vector3(ctx, param, value):
+    try:
+        parts = [float(x) for x in value.replace(" ", "").split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 3 or not all(abs(x) < float("inf") for x in parts):
+        raise click.BadParameter(f"'{value}' is not three numbers GX,GY,GZ")
+    return tuple(parts)
+
+
+def stderr_console(quiet=False):
+    from rich.console import Console
+
+    console = Console(stderr=True, quiet=quiet, highlight=False)
+    if not console.is_terminal:
+        console = Console(stderr=True, quiet=quiet, highlight=False, width=200, no_color=True)
+    return console
+
+
+def load_model(path, console):
+    from .urdf import load_urdf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = load_urdf(path)
+    for text in model.warnings:
+        console.print(f"warning: {text}", markup=False)
+    if model.n == 0:
+        raise RneaError(path, None, "the robot has no movable joint")
+    return model
+
+
+def with_progress(chunks, console, enabled):
+    """Yield chunks; on a terminal, show a progress line once the work has taken over a second."""
+    if not enabled or not console.is_terminal:
+        yield from chunks
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    started, progress, task, done = _time.monotonic(), None, None, 0
+    try:
+        for chunk in chunks:
+            yield chunk
+            done += len(chunk)
+            if progress is None and _time.monotonic() - started > 1.0:
+                progress = Progress(SpinnerColumn(), TextColumn("{task.completed:,} samples"), TimeElapsedColumn(),
+                                    console=console, transient=True)
+                progress.start()
+                task = progress.add_task("rnea", total=None)
+            if progress is not None:
+                progress.update(task, completed=done)
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rnea-cli", prog_name="rnea")
+def main():
+    """Robot inverse dynamics from a URDF: joint torques along a trajectory, checked against limits."""
+
+
+@main.command()
+@click.argument("robot", metavar="ROBOT.urdf")
+@click.argument("trajectory", metavar="TRAJ")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write torques here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
+              help="Output format (default: from the -o extension, else csv).")
+@click.option("--input-format", type=click.Choice(["csv", "yaml", "json"]),
+              help="Trajectory format (default: from the extension; sniffed for '-').")
+@click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
+              help="Gravity in the root frame, m/s².")
+@click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees.")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Sample period when the trajectory has no time column.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+def torques(robot, trajectory, output, fmt, input_format, gravity, degrees, dt, quiet):
+    """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
+    import numpy as np
+
+    from . import output as out
+    from .report import Peaks, summary_line, torque_table
+    from .rnea import rnea
+    from .trajectory import open_trajectory
+
+    console = stderr_console(quiet)
+    model = load_model(robot, console)
+    traj = open_trajectory(trajectory, model, fmt=input_format, degrees=degrees, dt=dt)
+    for notice in traj.notices:
+        console.print(f"note: {notice}", markup=False)
+    names = (["time"] if traj.has_time else []) + [f"tau_{name}" for name in model.joint_names]
+    keys = ([("time",)] if traj.has_time else []) + [("tau", name) for name in model.joint_names]
+    peaks = Peaks(model.n)
+    with out.destination(output) as stream:
+        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
+        for chunk in with_progress(traj.chunks, console, not quiet):
+            tau = rnea(model, chunk.q, chunk.qd, chunk.qdd, gravity=gravity)
+            peaks.update(chunk.start, chunk.time, tau)
+            writer.write(np.column_stack([chunk.time, tau]) if traj.has_time else tau)
+        writer.close()
+    console.print(torque_table(model, peaks, traj.has_time, plain=not console.is_terminal))
+    console.print(summary_line(model, peaks), markup=False)
+
+
+def run():
+    """Console-script entry point: restore SIGPIPE so `rnea ... | head` ends quietly."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    main()
+
+
+if __name__ == "__main__":
+    run()

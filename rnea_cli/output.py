@@ -1,0 +1,102 @@
+"""Tables out: CSV (streamed), JSON, YAML; files are written whole or not at all (temp file + rename).
+
+Every float is written in its shortest round-trip form, so it reads back bit for bit.
+"""
+
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from .errors import RneaError
+from .trajectory import EXTENSIONS
+
+FORMATS = ("csv", "json", "yaml")
+
+
+def output_format(path, explicit=None):
+    if explicit:
+        return explicit
+    if path in (None, "-"):
+        return "csv"
+    return EXTENSIONS.get(os.path.splitext(str(path))[1].lower(), "csv")
+
+
+@contextlib.contextmanager
+def destination(path):
+    """A binary stream for path ('-' or None: stdout); a file appears only if the block succeeds."""
+    if path in (None, "-"):
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            yield stream
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class TableWriter:
+    """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
+    e.g. ("time",) or ("tau", "shoulder"); CSV uses `names[k]` as its header."""
+
+    def __init__(self, stream, fmt, names, keys):
+        self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
+        self.blocks = []
+        if fmt == "csv":
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+
+            self._pa, self._pacsv = pa, pacsv
+            self._header = io.StringIO()
+            csv.writer(self._header, lineterminator="\n").writerow(names)
+            self._options = pacsv.WriteOptions(include_header=False)
+            self._schema = pa.schema([(f"c{k}", pa.float64()) for k in range(len(names))])
+
+    def write(self, block):
+        """block: (N, len(names)) floats."""
+        if self.fmt != "csv":
+            self.blocks.append(np.array(block, dtype=float))
+            return
+        if self._header is not None:  # written with the first rows, so a bad input prints nothing
+            self.stream.write(self._header.getvalue().encode())
+            self._header = None
+        if len(block) == 0:
+            return
+        columns = [self._pa.array(np.ascontiguousarray(block[:, k])) for k in range(block.shape[1])]
+        table = self._pa.Table.from_arrays(columns, schema=self._schema)
+        self._pacsv.write_csv(table, self.stream, write_options=self._options)
+
+    def close(self):
+        if self.fmt == "csv":
+            self.write(np.empty((0, len(self.names))))
+            return
+        data = np.concatenate(self.blocks) if self.blocks else np.empty((0, len(self.names)))
+        doc = {}
+        for k, key in enumerate(self.keys):
+            node = doc
+            for part in key[:-1]:
+                node = node.setdefault(part, {})
+            node[key[-1]] = data[:, k].tolist()
+        if self.fmt == "json":
+            text = json.dumps(doc) + "\n"
+        else:
+            import yaml
+
+            dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+            text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
+        self.stream.write(text.encode())

@@ -1,0 +1,454 @@
+"""Trajectories in: CSV (streamed in blocks), YAML and JSON; q, qd, qdd in model order, in chunks.
+
+CSV: a header row, then one sample per row. Columns `time` (optional) and, per movable joint,
+`q_<joint>`, `qd_<joint>`, `qdd_<joint>`; other columns are ignored. YAML/JSON: columnar
+(`time: [..]`, `q: {joint: [..]}`, `qd: {..}`, `qdd: {..}`) or a list of samples
+(`- {time: .., q: {..}, qd: {..}, qdd: {..}}`). Missing qd/qdd are derived from q and time by
+second-order finite differences (one-sided at the ends).
+"""
+
+import csv
+import io
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import TrajectoryError
+
+QUANTITIES = ("q", "qd", "qdd")
+FORMATS = ("csv", "yaml", "json")
+EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+BLOCK_BYTES = 1 << 22  # CSV bytes parsed per block
+
+
+@dataclass
+class Chunk:
+    """Consecutive samples: time (N,) or None; q, qd, qdd (N, n) in model.joint_names order."""
+
+    start: int  # index of the first sample in the whole trajectory
+    time: np.ndarray | None
+    q: np.ndarray
+    qd: np.ndarray | None
+    qdd: np.ndarray | None
+
+    def __len__(self):
+        return len(self.q)
+
+
+@dataclass
+class Trajectory:
+    """An opened trajectory: what it holds, and its samples as an iterator of Chunks."""
+
+    label: str
+    format: str
+    has_time: bool
+    derived: tuple  # quantities computed by finite differences, e.g. ("qd", "qdd")
+    notices: list = field(default_factory=list)
+    chunks: object = None  # iterator of Chunk
+    where: object = None  # sample index -> "line 12" / "sample 10"
+    size: int | None = None  # bytes, for progress
+
+
+def format_of(path, explicit=None):
+    """'csv' | 'yaml' | 'json' from an explicit choice or the file extension (None: sniff)."""
+    if explicit:
+        return explicit
+    if path == "-":
+        return None
+    fmt = EXTENSIONS.get(os.path.splitext(str(path))[1].lower())
+    if fmt is None:
+        raise TrajectoryError(path, None, "unknown trajectory format (use a .csv, .yaml, .yml or .json file, "
+                                          "or --input-format)")
+    return fmt
+
+
+def open_trajectory(path, model, *, fmt=None, degrees=False, dt=None):
+    """Open a trajectory file ('-' is standard input) for `model`; reading happens chunk by chunk."""
+    label = "<stdin>" if path == "-" else str(path)
+    fmt = format_of(path, fmt)
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    except OSError as exc:
+        raise TrajectoryError(label, None, f"cannot read: {exc.strerror}") from None
+    size = None if path == "-" else os.fstat(stream.fileno()).st_size
+    if fmt is None:
+        if not hasattr(stream, "peek"):
+            stream = io.BufferedReader(io.BytesIO(stream.read()))
+        fmt = _sniff(stream.peek(4096)[:4096])
+    if fmt == "csv":
+        traj = _open_csv(stream, label, model)
+    else:
+        traj = _open_document(stream, label, fmt, model)
+    traj.size = size
+    angular = np.array([j.is_angular for j in model.joints])
+    chunks = traj.chunks
+    if degrees:
+        chunks = _to_radians(chunks, angular)
+    missing = tuple(x for x in ("qd", "qdd") if x in traj.derived)
+    if missing:
+        if not traj.has_time:
+            if dt is None:
+                raise TrajectoryError(label, None, "no time column and no velocities: cannot derive "
+                                                   f"{' and '.join(missing)} (give --dt or the columns)")
+            chunks = _with_time(chunks, dt)
+            traj.has_time = True
+        chunks = _differentiate(chunks, traj, label)
+        traj.notices.append(f"{' and '.join(missing)} derived from {'q' if 'qd' in missing else 'qd'} and time "
+                            "by second-order finite differences")
+    elif dt is not None and not traj.has_time:
+        chunks = _with_time(chunks, dt)
+        traj.has_time = True
+    traj.chunks = chunks
+    return traj
+
+
+def _sniff(head):
+    text = head.lstrip()
+    if text[:1] in (b"{", b"["):
+        return "json"
+    first = text.split(b"\n", 1)[0]
+    if b":" in first or first.startswith(b"-") or first.startswith(b"#"):
+        return "yaml"
+    return "csv"
+
+
+def _to_radians(chunks, angular):
+    scale = np.where(angular, math.pi / 180.0, 1.0)
+    for c in chunks:
+        yield Chunk(c.start, c.time, *(None if x is None else x * scale for x in (c.q, c.qd, c.qdd)))
+
+
+def _with_time(chunks, dt):
+    for c in chunks:
+        yield Chunk(c.start, (c.start + np.arange(len(c))) * float(dt), c.q, c.qd, c.qdd)
+
+
+# -- columns -> joints ---------------------------------------------------------------------------
+
+def _match_columns(names, model):
+    """Map header names to (quantity, joint index); returns (time column, {(qty, j): col}, extras)."""
+    joints = {name: i for i, name in enumerate(model.joint_names)}
+    time_col, cols, extras = None, {}, []
+    for k, name in enumerate(names):
+        if name == "time":
+            if time_col is not None:
+                return None, None, ("duplicate column 'time'", k)
+            time_col = k
+            continue
+        # longest prefix first: "qdd_x" is qdd of x even if a joint is called "d_x"
+        for qty in ("qdd", "qd", "q"):
+            prefix = qty + "_"
+            if name.startswith(prefix) and name[len(prefix):] in joints:
+                key = (qty, joints[name[len(prefix):]])
+                if key in cols:
+                    return None, None, (f"duplicate column '{name}'", k)
+                cols[key] = k
+                break
+        else:
+            extras.append(name)
+    return time_col, cols, extras
+
+
+def _required(label, model, present):
+    """Which of qd/qdd must be derived; errors for joints missing from the file."""
+    n = model.n
+    derived = []
+    for qty in QUANTITIES:
+        have = [j for j in range(n) if (qty, j) in present]
+        if qty == "q" or have:
+            missing = [model.joint_names[j] for j in range(n) if (qty, j) not in present]
+            if missing:
+                raise TrajectoryError(label, None, f"missing {qty} for joint{'s' if len(missing) > 1 else ''} "
+                                                   f"{', '.join(missing)}")
+        else:
+            derived.append(qty)
+    if "qd" in derived and "qdd" not in derived:
+        raise TrajectoryError(label, None, "qdd is given but qd is not: give both, or neither to derive them")
+    return tuple(derived)
+
+
+# -- CSV -----------------------------------------------------------------------------------------
+
+def _open_csv(stream, label, model):
+    header_line = stream.readline()
+    if not header_line.strip():
+        raise TrajectoryError(label, None, "empty file" if not header_line else "line 1: empty header")
+    try:
+        names = next(csv.reader([header_line.decode("utf-8-sig")]))
+    except UnicodeDecodeError:
+        raise TrajectoryError(label, "line 1", "header is not UTF-8 text") from None
+    names = [n.strip() for n in names]
+    time_col, cols, extras = _match_columns(names, model)
+    if cols is None:
+        raise TrajectoryError(label, f"line 1, column {extras[1] + 1}", extras[0])
+    derived = _required(label, model, cols)
+    traj = Trajectory(label, "csv", time_col is not None, derived)
+    if extras:
+        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
+                            + ", ".join(extras[:8]) + (", ..." if len(extras) > 8 else ""))
+    traj.where = lambda k: f"line {k + 2}"
+    traj.chunks = _csv_chunks(stream, label, names, time_col, cols, model.n)
+    return traj
+
+
+def _csv_blocks(stream):
+    """(line number of the first line, bytes) for blocks of whole lines."""
+    line, carry = 2, b""
+    while True:
+        data = stream.read(BLOCK_BYTES)
+        if not data:
+            if carry.strip():
+                yield line, carry + b"\n"
+            return
+        data = carry + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        block, carry = data[:cut], data[cut:]
+        yield line, block
+        line += block.count(b"\n")
+
+
+def _csv_chunks(stream, label, names, time_col, cols, n):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    wanted = sorted(set(cols.values()) | ({time_col} if time_col is not None else set()))
+    keys = [f"c{k}" for k in range(len(names))]
+    read = pacsv.ReadOptions(column_names=keys, use_threads=True)
+    parse = pacsv.ParseOptions(ignore_empty_lines=False)
+    convert = pacsv.ConvertOptions(column_types={keys[k]: pa.float64() for k in wanted},
+                                   include_columns=[keys[k] for k in wanted])
+    start = 0
+    with stream:
+        for line, block in _csv_blocks(stream):
+            try:
+                table = pacsv.read_csv(io.BytesIO(block), read_options=read, parse_options=parse,
+                                       convert_options=convert)
+                columns = {k: table.column(keys[k]) for k in wanted}
+                ok = all(c.null_count == 0 for c in columns.values())
+            except pa.ArrowInvalid:
+                ok = False
+            if ok:
+                columns = {k: c.to_numpy() for k, c in columns.items()}
+                ok = all(np.isfinite(c).all() for c in columns.values())
+            if not ok:
+                raise _diagnose_csv(label, line, block, names, wanted)
+            rows = len(next(iter(columns.values())))
+            arrays = {}
+            for qty in QUANTITIES:
+                if (qty, 0) in cols or (n and (qty, 0) in cols):
+                    arrays[qty] = np.column_stack([columns[cols[(qty, j)]] for j in range(n)]) if n else None
+                else:
+                    arrays[qty] = None
+            q = arrays["q"] if n else np.empty((rows, 0))
+            time = columns[time_col] if time_col is not None else None
+            yield Chunk(start, time, q, arrays["qd"], arrays["qdd"])
+            start += rows
+    if start == 0:
+        raise TrajectoryError(label, None, "no data rows after the header")
+
+
+def _diagnose_csv(label, line, block, names, wanted):
+    """The first bad cell or row of a block, as an error naming line and column."""
+    text = block.decode("utf-8", errors="replace").splitlines()
+    for offset, row in enumerate(csv.reader(text)):
+        where = f"line {line + offset}"
+        if len(row) != len(names):
+            return TrajectoryError(label, where, f"{len(row)} field{'s' if len(row) != 1 else ''}, "
+                                                 f"expected {len(names)} (as in the header)")
+        for k in wanted:
+            cell = row[k].strip()
+            try:
+                value = float(cell)
+            except ValueError:
+                value = None
+            if value is None or "_" in cell:
+                what = "empty cell" if not cell else f"not a number: '{cell}'"
+                return TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", what)
+            if not math.isfinite(value):
+                return TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", f"not finite: '{cell}'")
+    return TrajectoryError(label, f"lines {line}-{line + len(text) - 1}", "cannot parse these rows as CSV")
+
+
+# -- YAML / JSON ---------------------------------------------------------------------------------
+
+def _load_document(stream, label, fmt):
+    with stream:
+        data = stream.read()
+    if not data.strip():
+        raise TrajectoryError(label, None, "empty file")
+    if fmt == "json":
+        try:
+            return json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise TrajectoryError(label, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        except UnicodeDecodeError:
+            raise TrajectoryError(label, None, "not UTF-8 text") from None
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(data, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise TrajectoryError(label, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+
+
+def _samples_to_columns(doc, label):
+    """A list of samples -> the columnar form."""
+    columns = {"time": [], "q": {}, "qd": {}, "qdd": {}}
+    for k, sample in enumerate(doc):
+        if not isinstance(sample, dict):
+            raise TrajectoryError(label, f"sample {k}", "expected a mapping with time, q, qd, qdd")
+        for key, value in sample.items():
+            if key == "time":
+                columns["time"].append(value)
+            elif key in QUANTITIES and isinstance(value, dict):
+                for joint, x in value.items():
+                    columns[key].setdefault(joint, [None] * k).append(x)
+            else:
+                columns.setdefault(key, None)
+        for qty in QUANTITIES:
+            for values in columns[qty].values():
+                values.extend([None] * (k + 1 - len(values)))
+    if not columns["time"]:
+        del columns["time"]
+    elif len(columns["time"]) != len(doc):
+        raise TrajectoryError(label, None, "time is given in some samples and not in others")
+    for qty in ("qd", "qdd"):
+        if not columns[qty]:
+            del columns[qty]
+    return columns
+
+
+def _numbers(values, label, path):
+    if not isinstance(values, list):
+        raise TrajectoryError(label, path, f"expected a list of numbers, got {type(values).__name__}")
+    out = np.empty(len(values))
+    for k, x in enumerate(values):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            what = "missing" if x is None else f"not a number: {x!r}"
+            raise TrajectoryError(label, f"{path}[{k}]", what)
+        if not math.isfinite(x):
+            raise TrajectoryError(label, f"{path}[{k}]", f"not finite: {x!r}")
+        out[k] = x
+    return out
+
+
+def _open_document(stream, label, fmt, model):
+    doc = _load_document(stream, label, fmt)
+    if isinstance(doc, list):
+        doc = _samples_to_columns(doc, label)
+    if not isinstance(doc, dict) or "q" not in doc:
+        raise TrajectoryError(label, None, "expected a mapping with time (optional), q, qd, qdd, "
+                                           "or a list of such samples")
+    notices = []
+    extras = [k for k in doc if k not in ("time",) + QUANTITIES]
+    present = {}
+    for qty in QUANTITIES:
+        block = doc.get(qty)
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            raise TrajectoryError(label, qty, "expected a mapping from joint name to a list of numbers")
+        for joint, values in block.items():
+            if joint in model.joint_names:
+                present[(qty, model.index(joint))] = _numbers(values, label, f"{qty}.{joint}")
+            else:
+                extras.append(f"{qty}.{joint}")
+    derived = _required(label, model, present)
+    time = _numbers(doc["time"], label, "time") if "time" in doc else None
+    lengths = {len(v) for v in present.values()} | ({len(time)} if time is not None else set())
+    if len(lengths) > 1:
+        raise TrajectoryError(label, None, f"lists of different lengths ({', '.join(map(str, sorted(lengths)))})")
+    N = lengths.pop() if lengths else 0
+    if N == 0:
+        raise TrajectoryError(label, None, "no samples")
+    if extras:
+        notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
+                       + ", ".join(map(str, extras[:8])) + (", ..." if len(extras) > 8 else ""))
+    arrays = {qty: (np.column_stack([present[(qty, j)] for j in range(model.n)]) if model.n else np.empty((N, 0)))
+              if qty not in derived else None for qty in QUANTITIES}
+    traj = Trajectory(label, fmt, time is not None, derived, notices)
+    traj.where = lambda k: f"sample {k}"
+    traj.chunks = iter([Chunk(0, time, arrays["q"], arrays["qd"], arrays["qdd"])])
+    return traj
+
+
+# -- finite differences --------------------------------------------------------------------------
+
+def derivative(t, f):
+    """df/dt at every t (axis 0), second order on a non-uniform grid: 3-point Lagrange, one-sided at the ends."""
+    h = np.diff(t)[:, None] if f.ndim == 2 else np.diff(t)
+    h1, h2 = h[:-1], h[1:]
+    d = np.empty_like(f)
+    # interior: f'_i = -h2/(h1(h1+h2)) f_{i-1} + (h2-h1)/(h1 h2) f_i + h1/(h2(h1+h2)) f_{i+1}
+    d[1:-1] = (-h2 / (h1 * (h1 + h2)) * f[:-2] + (h2 - h1) / (h1 * h2) * f[1:-1]
+               + h1 / (h2 * (h1 + h2)) * f[2:])
+    # ends: the derivative of the quadratic through the first / last three points
+    a, b = h[0], h[1]
+    d[0] = -(2 * a + b) / (a * (a + b)) * f[0] + (a + b) / (a * b) * f[1] - a / (b * (a + b)) * f[2]
+    a, b = h[-2], h[-1]
+    d[-1] = b / (a * (a + b)) * f[-3] - (a + b) / (a * b) * f[-2] + (2 * b + a) / (b * (a + b)) * f[-1]
+    return d
+
+
+def _differentiate(chunks, traj, label):
+    """Fill qd (from q) and qdd (from qd) across chunk boundaries, keeping 4 samples of overlap."""
+    need_qd = "qd" in traj.derived
+    tail = None  # the last samples of the previous chunk, still to be finished
+    first = True
+    for c in chunks:
+        _check_time(c, label, traj.where)
+        if tail is not None:
+            if c.time[0] <= tail.time[-1]:
+                raise TrajectoryError(label, traj.where(c.start), f"time {float(c.time[0])!r} is not after the "
+                                                                 f"previous time {float(tail.time[-1])!r}")
+            c = _concat(tail, c)
+        if len(c) < 5:
+            tail = c
+            continue
+        done = _derive(c, need_qd)
+        keep = 0 if first else 2  # rows before `keep` were already emitted
+        yield _slice(done, keep, len(c) - 2)
+        tail = _slice(c, len(c) - 4, len(c))
+        first = False
+    if tail is None:
+        raise TrajectoryError(label, None, "no samples")
+    if len(tail) < 3:
+        raise TrajectoryError(label, None, f"{len(tail)} sample{'s' if len(tail) > 1 else ''}: at least 3 are "
+                                           "needed to derive velocities and accelerations")
+    yield _slice(_derive(tail, need_qd), 0 if first else 2, len(tail))
+
+
+def _check_time(c, label, where):
+    bad = np.flatnonzero(np.diff(c.time) <= 0)
+    if bad.size:
+        k = bad[0] + 1
+        raise TrajectoryError(label, where(c.start + k), f"time {float(c.time[k])!r} is not after the "
+                                                         f"previous time {float(c.time[k - 1])!r} (time must "
+                                                         "increase to derive velocities)")
+
+
+def _derive(c, need_qd):
+    qd = derivative(c.time, c.q) if need_qd else c.qd
+    return Chunk(c.start, c.time, c.q, qd, derivative(c.time, qd))
+
+
+def _concat(a, b):
+    def cat(x, y):
+        return None if x is None else np.concatenate([x, y])
+    return Chunk(a.start, cat(a.time, b.time), cat(a.q, b.q), cat(a.qd, b.qd), cat(a.qdd, b.qdd))
+
+
+def _slice(c, i, j):
+    def cut(x):
+        return None if x is None else x[i:j]
+    return Chunk(c.start + i, cut(c.time), cut(c.q), cut(c.qd), cut(c.qdd))
