@@ -42,6 +42,15 @@ def stderr_console(quiet=False):
     return console
 
 
+def stdout_console():
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200, no_color=True)
+    return console
+
+
 def load_model(path, console):
     from .urdf import load_urdf
 
@@ -85,46 +94,137 @@ def main():
     """Robot inverse dynamics from a URDF: joint torques along a trajectory, checked against limits."""
 
 
+def trajectory_options(command):
+    """The options every command that reads a trajectory shares."""
+    options = [
+        click.argument("robot", metavar="ROBOT.urdf"),
+        click.argument("trajectory", metavar="TRAJ"),
+        click.option("--input-format", type=click.Choice(["csv", "yaml", "json"]),
+                     help="Trajectory format (default: from the extension; sniffed for '-')."),
+        click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
+                     help="Gravity in the root frame, m/s²."),
+        click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
+        click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                     help="Sample period when the trajectory has no time column."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def torque_chunks(robot, trajectory, console, *, input_format, gravity, degrees, dt, quiet):
+    """(model, trajectory, iterator of (chunk, tau)): the reading and computing shared by the commands."""
+    from .rnea import rnea
+    from .trajectory import open_trajectory
+
+    model = load_model(robot, console)
+    traj = open_trajectory(trajectory, model, fmt=input_format, degrees=degrees, dt=dt)
+    for notice in traj.notices:
+        console.print(f"note: {notice}", markup=False)
+
+    def pairs():
+        for chunk in with_progress(traj.chunks, console, not quiet):
+            yield chunk, rnea(model, chunk.q, chunk.qd, chunk.qdd, gravity=gravity)
+
+    return model, traj, pairs()
+
+
 @main.command()
-@click.argument("robot", metavar="ROBOT.urdf")
-@click.argument("trajectory", metavar="TRAJ")
+@trajectory_options
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write torques here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
               help="Output format (default: from the -o extension, else csv).")
-@click.option("--input-format", type=click.Choice(["csv", "yaml", "json"]),
-              help="Trajectory format (default: from the extension; sniffed for '-').")
-@click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
-              help="Gravity in the root frame, m/s².")
-@click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees.")
-@click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Sample period when the trajectory has no time column.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
-def torques(robot, trajectory, output, fmt, input_format, gravity, degrees, dt, quiet):
+def torques(robot, trajectory, output, fmt, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
     import numpy as np
 
     from . import output as out
     from .report import Peaks, summary_line, torque_table
-    from .rnea import rnea
-    from .trajectory import open_trajectory
 
     console = stderr_console(quiet)
-    model = load_model(robot, console)
-    traj = open_trajectory(trajectory, model, fmt=input_format, degrees=degrees, dt=dt)
-    for notice in traj.notices:
-        console.print(f"note: {notice}", markup=False)
+    model, traj, pairs = torque_chunks(robot, trajectory, console, quiet=quiet, **options)
     names = (["time"] if traj.has_time else []) + [f"tau_{name}" for name in model.joint_names]
     keys = ([("time",)] if traj.has_time else []) + [("tau", name) for name in model.joint_names]
     peaks = Peaks(model.n)
     with out.destination(output) as stream:
         writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
-        for chunk in with_progress(traj.chunks, console, not quiet):
-            tau = rnea(model, chunk.q, chunk.qd, chunk.qdd, gravity=gravity)
+        for chunk, tau in pairs:
             peaks.update(chunk.start, chunk.time, tau)
             writer.write(np.column_stack([chunk.time, tau]) if traj.has_time else tau)
         writer.close()
     console.print(torque_table(model, peaks, traj.has_time, plain=not console.is_terminal))
     console.print(summary_line(model, peaks), markup=False)
+
+
+@main.command()
+@trajectory_options
+@click.option("--limits", "limits_file", metavar="FILE",
+              help="YAML overriding or adding limits per joint: effort, velocity, lower, upper, rms_effort.")
+@click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Allowed fraction of the effort, velocity and rms_effort limits.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github"]), default="text",
+              show_default=True, help="Report format, on stdout.")
+@click.option("--strict", is_flag=True, help="A joint without a limit for a quantity is a failure.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options):
+    """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
+    import json
+
+    from . import report
+    from .limits import LimitCheck, joint_limits, load_limits_file
+
+    console = stderr_console(quiet)
+    model, traj, pairs = torque_chunks(robot, trajectory, console, quiet=quiet, **options)
+    overrides = load_limits_file(limits_file, model) if limits_file else None
+    limits, notes = joint_limits(model, overrides)
+    for note in notes:
+        console.print(f"warning: {note}", markup=False)
+    result = LimitCheck(model, limits, margin)
+    for chunk, tau in pairs:
+        result.update(chunk, tau)
+    result.finish()
+    failed = bool(result.violations) or (strict and bool(result.unchecked))
+    source = traj.label
+    if fmt == "text":
+        stdout = stdout_console()
+        stdout.print(report.check_table(model, result, traj.has_time, plain=not stdout.is_terminal))
+        stdout.print(report.verdict(result, strict), markup=False,
+                     style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
+    elif fmt == "json":
+        click.echo(json.dumps(report.check_json(model, result, strict, source), indent=2))
+    elif fmt == "junit":
+        click.echo(report.check_junit(model, result, strict, source), nl=False)
+    else:
+        click.echo(report.check_github(result, strict, source, traj.line or (lambda k: None)), nl=False)
+        console.print(report.verdict(result, strict), markup=False)
+    if failed:
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("robot", metavar="ROBOT.urdf")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def info(robot, fmt):
+    """Links, joints, masses and limits of a robot, and what looks wrong in its URDF."""
+    import json
+
+    from .report import robot_facts, robot_tree
+    from .urdf import load_urdf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = load_urdf(robot)
+    facts = robot_facts(model)
+    if fmt == "json":
+        click.echo(json.dumps(facts, indent=2))
+        return
+    stdout = stdout_console()
+    stdout.print(robot_tree(facts))
+    stdout.print(f"{facts['robot'] or 'robot'}: {facts['dof']} degrees of freedom, total mass "
+                 f"{facts['total_mass']:.6g} kg, root link {facts['root_link']}", markup=False)
+    for text in facts["warnings"]:
+        stdout.print(f"warning: {text}", markup=False, style="yellow" if stdout.is_terminal else None)
 
 
 def run():

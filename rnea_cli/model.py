@@ -131,6 +131,14 @@ class Model:
         j = self.joints[i]
         return j.parent_X_stator @ j.stator_X_rotor(q) @ j.rotor_X_child
 
+    def subtree_mass(self):
+        """(n,) mass carried by each movable joint: its body and every body below it."""
+        mass = np.array([self.body_mass(i) for i in range(self.n)])
+        for i in range(self.n - 1, -1, -1):
+            if self.parent[i] >= 0:
+                mass[self.parent[i]] += mass[i]
+        return mass
+
     def body_mass(self, i):
         """Mass of body i after fixed-joint folding (i = -1: the root body)."""
         return float((self.root_inertia if i < 0 else self.inertia[i])[5, 5])

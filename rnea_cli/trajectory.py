@@ -49,8 +49,13 @@ class Trajectory:
     derived: tuple  # quantities computed by finite differences, e.g. ("qd", "qdd")
     notices: list = field(default_factory=list)
     chunks: object = None  # iterator of Chunk
-    where: object = None  # sample index -> "line 12" / "sample 10"
+    line: object = None  # sample index -> line number in the file, or None
     size: int | None = None  # bytes, for progress
+
+    def where(self, k):
+        """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
+        line = self.line(k) if self.line else None
+        return f"line {line}" if line is not None else f"sample {k}"
 
 
 def format_of(path, explicit=None):
@@ -190,7 +195,7 @@ def _open_csv(stream, label, model):
     if extras:
         traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
                             + ", ".join(extras[:8]) + (", ..." if len(extras) > 8 else ""))
-    traj.where = lambda k: f"line {k + 2}"
+    traj.line = lambda k: k + 2
     traj.chunks = _csv_chunks(stream, label, names, time_col, cols, model.n)
     return traj
 
@@ -377,7 +382,6 @@ def _open_document(stream, label, fmt, model):
     arrays = {qty: (np.column_stack([present[(qty, j)] for j in range(model.n)]) if model.n else np.empty((N, 0)))
               if qty not in derived else None for qty in QUANTITIES}
     traj = Trajectory(label, fmt, time is not None, derived, notices)
-    traj.where = lambda k: f"sample {k}"
     traj.chunks = iter([Chunk(0, time, arrays["q"], arrays["qd"], arrays["qdd"])])
     return traj
 

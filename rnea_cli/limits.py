@@ -1,0 +1,207 @@
+"""Joint limits (URDF, overridden by a YAML file) and a streaming check of a trajectory against them.
+
+Quantities: `effort` (|tau| <= margin * effort), `velocity` (|qd| <= margin * velocity), `position`
+(lower <= q <= upper; revolute and prismatic joints) and `rms_effort` (RMS of tau over the whole
+trajectory <= margin * rms_effort, only when a limits file gives it).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import RneaError
+
+QUANTITIES = ("effort", "velocity", "position", "rms_effort")
+EXPECTED = ("effort", "velocity", "position")  # reported as unchecked when a joint has no such limit
+KEYS = ("effort", "velocity", "lower", "upper", "rms_effort")
+
+
+@dataclass
+class JointLimits:
+    effort: float | None = None
+    velocity: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    rms_effort: float | None = None
+
+
+def joint_limits(model, overrides=None):
+    """Per joint the limits to check, and warnings. URDF limits of 0 count as absent."""
+    limits, notes = [], []
+    for joint in model.joints:
+        u = joint.limits
+        lim = JointLimits(u.effort, u.velocity, u.lower, u.upper)
+        for key in ("effort", "velocity"):
+            if getattr(lim, key) == 0:
+                setattr(lim, key, None)
+                notes.append(f"{joint.name}: URDF {key} limit is 0, treated as absent")
+        if joint.type == "continuous":
+            lim.lower = lim.upper = None
+        elif lim.lower is not None and lim.lower == lim.upper == 0:
+            lim.lower = lim.upper = None
+            notes.append(f"{joint.name}: URDF position limits are both 0, treated as absent")
+        for key, value in (overrides or {}).get(joint.name, {}).items():
+            setattr(lim, key, value)
+        limits.append(lim)
+    return limits, notes
+
+
+def load_limits_file(path, model):
+    """{joint: {key: value or None}} from YAML: `joint: {effort: .., velocity: .., lower: .., upper: ..,
+    rms_effort: ..}`; null removes a limit."""
+    import yaml
+
+    try:
+        with open(path, "rb") as f:
+            doc = yaml.safe_load(f)
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise RneaError(path, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise RneaError(path, None, "expected a mapping from joint name to its limits")
+    out = {}
+    for joint, entry in doc.items():
+        if joint not in model.joint_names:
+            raise RneaError(path, joint, f"no movable joint '{joint}' in {model.source}")
+        if not isinstance(entry, dict):
+            raise RneaError(path, joint, f"expected a mapping with {', '.join(KEYS)}")
+        for key, value in entry.items():
+            if key not in KEYS:
+                raise RneaError(path, f"{joint}.{key}", f"unknown limit (expected one of {', '.join(KEYS)})")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value)):
+                raise RneaError(path, f"{joint}.{key}", f"not a finite number: {value!r}")
+            if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
+                raise RneaError(path, f"{joint}.{key}", f"must be positive, got {value!r}")
+        out[joint] = {k: None if v is None else float(v) for k, v in entry.items()}
+        lower, upper = out[joint].get("lower"), out[joint].get("upper")
+        if lower is not None and upper is not None and lower > upper:
+            raise RneaError(path, joint, f"lower {lower!r} is above upper {upper!r}")
+    return out
+
+
+@dataclass
+class Check:
+    """One joint and quantity: its limit, worst value over the trajectory, and the violations."""
+
+    joint: str
+    quantity: str
+    limit: object  # float, or (lower, upper) for position
+    margin: float = 1.0
+    worst: float = 0.0  # the value with the highest utilisation
+    utilisation: float = -1.0  # |x|/limit; for position |q - middle| / half range (1 = at a bound)
+    worst_sample: int = 0
+    worst_time: float | None = None
+    count: int = 0  # samples over the limit
+    first_sample: int | None = None
+    first_time: float | None = None
+
+    @property
+    def ok(self):
+        return self.count == 0
+
+    @property
+    def allowed(self):
+        """What the worst value is measured against: margin * limit, or for position the nearer bound."""
+        if self.quantity != "position":
+            return self.margin * self.limit
+        lower, upper = self.limit
+        return upper if self.worst >= 0.5 * (lower + upper) else lower
+
+    def describe(self, time_known=True):
+        """'arm7_joint2 effort -51.37 exceeds 48 (margin 0.15 x 320) in 56 samples, first at t=0.1 s'."""
+        text = f"{self.joint} {self.quantity} {self.worst:.6g}"
+        if self.quantity == "position":
+            text += f" outside [{self.limit[0]:g}, {self.limit[1]:g}]"
+        else:
+            text += f" exceeds {self.allowed:.6g}" + (f" (margin {self.margin:g} x {self.limit:g})"
+                                                      if self.margin != 1 else "")
+        if self.quantity == "rms_effort":
+            return text + " (RMS over the whole trajectory)"
+        text += f" in {self.count} sample{'s' if self.count != 1 else ''}"
+        if self.first_sample is not None:
+            text += (f", first at t={self.first_time:.6g} s" if time_known and self.first_time is not None
+                     else f", first at sample {self.first_sample}")
+        return text
+
+
+class LimitCheck:
+    """Streams (chunk, tau) through the checks; `checks` and `unchecked` hold the outcome."""
+
+    def __init__(self, model, limits, margin=1.0):
+        self.model, self.margin = model, margin
+        self.checks, self.unchecked = [], []
+        self._plan = []  # (check, joint index, kind)
+        for i, (joint, lim) in enumerate(zip(model.joints, limits)):
+            for quantity in QUANTITIES:
+                if quantity == "position":
+                    limit = None if lim.lower is None or lim.upper is None else (lim.lower, lim.upper)
+                else:
+                    limit = getattr(lim, quantity)
+                if limit is None:
+                    if quantity in EXPECTED and not (quantity == "position" and joint.type == "continuous"):
+                        self.unchecked.append((joint.name, quantity))
+                    continue
+                check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0)
+                self.checks.append(check)
+                self._plan.append((check, i, quantity))
+        self._sumsq = np.zeros(model.n)
+        self._count = 0
+
+    def update(self, chunk, tau):
+        self._sumsq += np.einsum("ij,ij->j", tau, tau)
+        self._count += len(tau)
+        for check, i, quantity in self._plan:
+            if quantity == "rms_effort":
+                continue
+            if quantity == "position":
+                lower, upper = check.limit
+                x = chunk.q[:, i]
+                middle, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
+                over = (x < lower) | (x > upper)
+                use = np.abs(x - middle) / half if half > 0 else np.where(x == middle, 0.0, np.inf)
+            else:
+                x = tau[:, i] if quantity == "effort" else chunk.qd[:, i]
+                over = np.abs(x) > check.allowed
+                use = np.abs(x) / check.allowed
+            self._record(check, chunk, x, over, use)
+
+    def _record(self, check, chunk, x, over, use):
+        k = int(use.argmax())
+        if use[k] > check.utilisation:
+            check.utilisation, check.worst = float(use[k]), float(x[k])
+            check.worst_sample = chunk.start + k
+            check.worst_time = None if chunk.time is None else float(chunk.time[k])
+        n_over = int(over.sum())
+        if n_over:
+            if check.first_sample is None:
+                first = int(over.argmax())
+                check.first_sample = chunk.start + first
+                check.first_time = None if chunk.time is None else float(chunk.time[first])
+            check.count += n_over
+
+    def finish(self):
+        """Complete the whole-trajectory checks (RMS) once every chunk has been seen."""
+        rms = np.sqrt(self._sumsq / max(self._count, 1))
+        index = {name: i for i, name in enumerate(self.model.joint_names)}
+        for check in self.checks:
+            if check.quantity == "rms_effort":
+                value = float(rms[index[check.joint]])
+                check.worst = value
+                check.utilisation = value / check.allowed
+                check.count = int(check.utilisation > 1)
+        return self
+
+    @property
+    def violations(self):
+        return [c for c in self.checks if not c.ok]
+
+    @property
+    def samples(self):
+        return self._count

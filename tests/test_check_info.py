@@ -1,0 +1,199 @@
+"""`rnea check` (exit statuses, formats, margin, limit overrides) and `rnea info`."""
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROBOTS, corpus_params, need_corpus
+from rnea_cli import load_urdf
+from rnea_cli.cli import main
+
+ARM = str(ROBOTS / "arm7.urdf")
+ARM_CSV = str(ROBOTS / "arm7_traj.csv")
+ARM_YAML = str(ROBOTS / "arm7_traj.yaml")
+MODEL = load_urdf(ARM)
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def columns(path_text):
+    rows = list(csv.reader(io.StringIO(path_text)))
+    data = np.array([[float(x) for x in r] for r in rows[1:]])
+    return {name: data[:, k] for k, name in enumerate(rows[0])}
+
+
+TAU = columns(run("torques", ARM, ARM_CSV, "-q").stdout)
+TRAJ = columns(open(ARM_CSV).read())
+
+
+def limits_file(tmp_path, text):
+    path = tmp_path / "limits.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_within_limits_exits_0():
+    result = run("check", ARM, ARM_CSV)
+    assert result.exit_code == 0
+    assert result.stdout.strip().splitlines()[-1] == "OK: 21 checks within limits over 401 samples"
+
+
+def test_exactly_one_violating_joint_is_reported(tmp_path):
+    tau4 = TAU["tau_arm7_joint4"]
+    limit = float(0.9 * np.abs(tau4).max())
+    result = run("check", ARM, ARM_CSV, "--format", "json",
+                 "--limits", limits_file(tmp_path, f"arm7_joint4: {{effort: {limit!r}}}\n"))
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert not doc["ok"] and len(doc["violations"]) == 1
+    v = doc["violations"][0]
+    over = np.abs(tau4) > limit
+    first = int(np.argmax(over))
+    assert (v["joint"], v["quantity"], v["limit"], v["count"]) == ("arm7_joint4", "effort", limit, int(over.sum()))
+    assert v["sample"] == first and v["time"] == TRAJ["time"][first]
+    assert abs(v["value"]) == np.abs(tau4).max()
+
+
+def test_json_schema():
+    doc = json.loads(run("check", ARM, ARM_YAML, "--format", "json").stdout)
+    assert set(doc) >= {"ok", "violations", "unchecked", "checks", "samples", "margin"}
+    assert doc["ok"] is True and doc["violations"] == [] and doc["unchecked"] == []
+    keys = {"joint", "quantity", "value", "limit", "time", "sample", "count"}
+    assert len(doc["checks"]) == 21 and all(keys <= set(c) for c in doc["checks"])
+    assert {c["quantity"] for c in doc["checks"]} == {"effort", "velocity", "position"}
+
+
+def test_margin_scales_effort_and_velocity_limits():
+    margin = 0.5
+    expected = set()
+    for j in MODEL.joints:
+        if np.abs(TAU[f"tau_{j.name}"]).max() > margin * j.limits.effort:
+            expected.add((j.name, "effort"))
+        if np.abs(TRAJ[f"qd_{j.name}"]).max() > margin * j.limits.velocity:
+            expected.add((j.name, "velocity"))
+    assert expected  # the trajectory uses more than half of some velocity limits
+    result = run("check", ARM, ARM_CSV, "--margin", str(margin), "--format", "json")
+    assert result.exit_code == 1
+    found = {(v["joint"], v["quantity"]) for v in json.loads(result.stdout)["violations"]}
+    assert found == expected
+
+
+def test_position_and_rms_limits(tmp_path):
+    q3 = TRAJ["q_arm7_joint3"]
+    rms1 = float(np.sqrt(np.mean(TAU["tau_arm7_joint1"] ** 2)))
+    text = (f"arm7_joint3: {{lower: {float(q3.min()) + 0.01!r}, upper: 3.0}}\n"
+            f"arm7_joint1: {{rms_effort: {0.99 * rms1!r}}}\n"
+            f"arm7_joint2: {{rms_effort: {1.01 * float(np.sqrt(np.mean(TAU['tau_arm7_joint2'] ** 2)))!r}}}\n")
+    doc = json.loads(run("check", ARM, ARM_CSV, "--format", "json", "--limits", limits_file(tmp_path, text)).stdout)
+    found = {(v["joint"], v["quantity"]): v for v in doc["violations"]}
+    assert set(found) == {("arm7_joint3", "position"), ("arm7_joint1", "rms_effort")}
+    assert found[("arm7_joint3", "position")]["count"] == int((q3 < q3.min() + 0.01).sum())
+    assert found[("arm7_joint1", "rms_effort")]["value"] == pytest.approx(rms1, rel=1e-12)
+
+
+def test_junit_is_valid_xml_with_one_case_per_joint_and_quantity(tmp_path):
+    result = run("check", ARM, ARM_CSV, "--format", "junit", "--margin", "0.5")
+    assert result.exit_code == 1
+    root = ET.fromstring(result.stdout)
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == 21 and len({c.get("name") for c in cases}) == 21
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert int(root.get("failures")) == len(failures) > 0
+    violations = json.loads(run("check", ARM, ARM_CSV, "--format", "json", "--margin", "0.5").stdout)["violations"]
+    assert {c.get("name") for c in failures} == {f"{v['joint']}.{v['quantity']}" for v in violations}
+
+
+def test_github_annotations_point_at_the_trajectory_row(tmp_path):
+    tau4 = TAU["tau_arm7_joint4"]
+    limit = float(0.9 * np.abs(tau4).max())
+    result = run("check", ARM, ARM_CSV, "--format", "github",
+                 "--limits", limits_file(tmp_path, f"arm7_joint4: {{effort: {limit!r}}}\n"))
+    assert result.exit_code == 1
+    (line,) = result.stdout.splitlines()
+    first = int(np.argmax(np.abs(tau4) > limit))
+    assert line.startswith(f"::error file={ARM_CSV},line={first + 2},title=rnea check%3A arm7_joint4 effort::")
+    row = open(ARM_CSV).read().splitlines()[first + 1]  # line first + 2, 1-based
+    assert row.split(",")[0] == repr(float(TRAJ["time"][first]))
+
+
+NO_LIMITS = """<robot name="free"><link name="a"/>
+<link name="b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/>{limit}</joint></robot>"""
+
+
+def test_unchecked_and_strict(tmp_path):
+    (tmp_path / "r.urdf").write_text(NO_LIMITS.format(limit=""))
+    (tmp_path / "t.csv").write_text("time,q_j,qd_j,qdd_j\n0,0,0,0\n1,0,0,0\n")
+    result = run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"), "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["unchecked"] == [{"joint": "j", "quantity": q}
+                                                      for q in ("effort", "velocity", "position")]
+    result = run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"), "--strict")
+    assert result.exit_code == 1 and "FAIL: 3 unchecked (--strict)" in result.stdout
+    junit = ET.fromstring(run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"), "--format", "junit").stdout)
+    assert junit.get("skipped") == "3" and junit.get("failures") == "0"
+
+
+def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
+    (tmp_path / "r.urdf").write_text(NO_LIMITS.format(limit='<limit lower="0" upper="0" effort="0" velocity="0"/>'))
+    (tmp_path / "t.csv").write_text("time,q_j,qd_j,qdd_j\n0,0.5,2,3\n1,0.5,2,3\n")
+    result = run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"))
+    assert result.exit_code == 0
+    assert "warning: j: URDF effort limit is 0, treated as absent" in result.stderr
+    assert "warning: j: URDF position limits are both 0, treated as absent" in result.stderr
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nope: {effort: 1}\n", "limits.yaml: nope: no movable joint 'nope'"),
+    ("arm7_joint1: {effort: x}\n", "limits.yaml: arm7_joint1.effort: not a finite number: 'x'"),
+    ("arm7_joint1: {effort: -1}\n", "limits.yaml: arm7_joint1.effort: must be positive"),
+    ("arm7_joint1: {torque: 1}\n", "limits.yaml: arm7_joint1.torque: unknown limit"),
+    ("arm7_joint1: {lower: 1, upper: 0}\n", "limits.yaml: arm7_joint1: lower 1.0 is above upper 0.0"),
+    ("arm7_joint1: [1\n", "limits.yaml: line 2, column 1: invalid YAML"),
+])
+def test_bad_limits_file_exits_2(tmp_path, text, message):
+    result = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, text))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(message) or message in result.stderr, result.stderr
+
+
+def test_bad_trajectory_exits_2():
+    result = run("check", ARM, "-", "--input-format", "csv", input="time,q_x\n0,1\n")
+    assert result.exit_code == 2 and "rnea: error: <stdin>: missing q for joints arm7_joint1" in result.stderr
+
+
+def test_info_text_and_json():
+    result = run("info", ARM)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].startswith("arm7_link0")
+    assert "arm7: 7 degrees of freedom, total mass 30.4 kg, root link arm7_link0" in result.stdout
+    facts = json.loads(run("info", ARM, "--format", "json").stdout)
+    assert facts["dof"] == 7 and facts["joint_names"] == MODEL.joint_names
+    link7 = next(l for l in facts["links"] if l["name"] == "arm7_link7")
+    assert link7["body_mass"] == pytest.approx(0.8)  # 0.3 kg link + 0.5 kg tool on a fixed joint
+    assert facts["warnings"] == []
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_info_on_every_corpus_robot(path):
+    path = need_corpus(path)
+    result = run("info", str(path), "--format", "json")
+    assert result.exit_code == 0
+    facts = json.loads(result.stdout)
+    assert facts["total_mass"] == pytest.approx(sum(l["mass"] for l in facts["links"]), rel=1e-12)
+    assert len(facts["joints"]) == len(facts["links"]) - 1
+    assert run("info", str(path)).exit_code == 0
+    if path.stem == "romeo":
+        massless = [w for w in facts["warnings"] if "moves only massless links" in w]
+        assert len(massless) == 24
+    if path.stem == "cassie":
+        assert sum("no effort, velocity, position limit" in w for w in facts["warnings"]) == 16
+    if path.stem == "romeo_laas_small":
+        assert sum("not positive semi-definite" in w for w in facts["warnings"]) == 3
