@@ -69,82 +69,121 @@ def rnea(model, q, qd, qdd, *, gravity=GRAVITY):
 
     plan = _plan(model)
     N = q.shape[0]
-    tau = np.empty((model.n, N))
+    tau = np.empty((N, model.n))
+    work = _Work(model.n, min(N, CHUNK))
     for start in range(0, N, CHUNK):
         stop = min(start + CHUNK, N)
-        tau[:, start:stop] = _rnea_chunk(plan, q[start:stop].T, qd[start:stop].T, qdd[start:stop].T, gravity)
-    tau = tau.T
+        # (n, N) rows, contiguous: numpy's vector kernels (cos, sin, +, *) need unit stride
+        qT, qdT, qddT = (np.ascontiguousarray(x[start:stop].T) for x in (q, qd, qdd))
+        tau[start:stop] = _rnea_chunk(plan, work.view(stop - start), qT, qdT, qddT, gravity).T
     return tau[0] if single else tau
 
 
-def _cross(a, b):
-    """a x b over the first axis (x|y|z), broadcasting the rest."""
-    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
+class _Work:
+    """Working arrays for chunks of up to N samples, allocated once per call and reused."""
+
+    def __init__(self, n, N):
+        self.buffers = {
+            "va": (n, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
+            "f": (n, 2, 3),  # f_i: (angular|linear, x|y|z, N)
+            "Im": (2, 3, 2),  # [I_i v_i, I_i a_i]
+            "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,), "tau": (n,),
+        }
+        self.memory = {k: np.empty(shape + (N,)) for k, shape in self.buffers.items()}
+
+    def view(self, N):
+        """The arrays for a chunk of N samples (the last one may be shorter)."""
+        return {k: a if a.shape[-1] == N else np.empty(a.shape[:-1] + (N,)) for k, a in self.memory.items()}
 
 
-def _rnea_chunk(plan, q, qd, qdd, gravity):
-    """tau (n, N) for q, qd, qdd of shape (n, N)."""
+def _rnea_chunk(plan, work, q, qd, qdd, gravity):
+    """tau (n, N) for q, qd, qdd of shape (n, N); work: the arrays of `_Work.view(N)`.
+
+    Every step writes into preallocated arrays (`out=`, in-place operators): at these sizes numpy's
+    time goes to passes over memory, so no temporary is made that the algebra does not need.
+    """
     n, N = q.shape
     c, s = np.cos(q), np.sin(q)
     # a_0 = -a_grav: gravity as a fictitious acceleration of the root
     a0 = np.concatenate([np.zeros(3), -gravity])
-    f = np.empty((n, 2, 3, N))  # f_i, in body i's aligned frame
-    va = [None] * n  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N)
+    va, f, Im, tau = work["va"], work["f"], work["Im"], work["tau"]
+    t1, t2, t3, g = work["t1"], work["t2"], work["t3"], work["g"]
 
     # Pass 1: v_i = Xup_i v_p + S_i qd_i ;  a_i = Xup_i a_p + S_i qdd_i + v_i x S_i qd_i
     for i in range(n):
-        p = plan.parent[i]
+        p, m = plan.parent[i], va[i]
         if p < 0:
-            m = np.zeros((2, 3, 2, N))
-            m[:, :, 1, :] = (plan.XT[i] @ a0).reshape(2, 3, 1)
+            m[:, :, 0] = 0.0
+            m[:, :, 1] = (plan.XT[i] @ a0).reshape(2, 3, 1)
         else:
-            m = (plan.XT[i] @ va[p].reshape(6, 2 * N)).reshape(2, 3, 2, N)
-        x, y = m[:, 0], m[:, 1]
+            np.matmul(plan.XT[i], va[p].reshape(6, 2 * N), out=m.reshape(6, 2 * N))
+        x, y = m[:, 0], m[:, 1]  # (angular|linear, v|a, N)
         if plan.prismatic[i]:
             # stator_X_rotor = xlt(q e_z): linear part -= (q e_z) x angular part
-            lin_x = m[1, 0] + q[i] * m[0, 1]
-            m[1, 1] -= q[i] * m[0, 0]
-            m[1, 0] = lin_x
+            np.multiply(m[0, 1], q[i], out=t3)
+            m[1, 0] += t3
+            np.multiply(m[0, 0], q[i], out=t3)
+            m[1, 1] -= t3
             S = 1  # S = e_z in the linear part
         else:
-            # stator_X_rotor = rot(Rz(q)^T)
-            x, y = c[i] * x + s[i] * y, c[i] * y - s[i] * x
-            m[:, 0], m[:, 1] = x, y
+            # stator_X_rotor = rot(Rz(q)^T): x' = c x + s y, y' = c y - s x
+            np.multiply(x, s[i], out=t1)
+            np.multiply(y, s[i], out=t2)
+            x *= c[i]
+            x += t2
+            y *= c[i]
+            y -= t1
             S = 0  # S = e_z in the angular part
         m[S, 2, 0] += qd[i]
-        # v_i x S qd_i: for both halves it moves (y, -x) of v into a, scaled by qd_i
-        if S == 0:
-            m[:, 0, 1] += m[:, 1, 0] * qd[i]
-            m[:, 1, 1] -= m[:, 0, 0] * qd[i]
-        else:
-            m[1, 0, 1] += m[0, 1, 0] * qd[i]
-            m[1, 1, 1] -= m[0, 0, 0] * qd[i]
+        # v_i x S qd_i = qd_i (v_y, -v_x, 0): revolute, in both halves; prismatic, w into the linear half
+        src, dst = (m, m) if S == 0 else (m[0:1], m[1:2])
+        tt = t3[: len(src)]
+        np.multiply(src[:, 1, 0], qd[i], out=tt)
+        dst[:, 0, 1] += tt
+        np.multiply(src[:, 0, 0], qd[i], out=tt)
+        dst[:, 1, 1] -= tt
         m[S, 2, 1] += qdd[i]
-        va[i] = m
 
         # f_i = I_i a_i + v_i x* I_i v_i ;  v x* [h_n; h_f] = [w x h_n + u x h_f; w x h_f]
-        Im = (plan.I[i] @ m.reshape(6, 2 * N)).reshape(2, 3, 2, N)
-        w, u = m[0, :, 0], m[1, :, 0]
-        h = Im[:, :, 0].transpose(1, 0, 2)  # (x|y|z, n|f, N)
-        wxh = _cross(w[:, None], h)
-        f[i, 0] = Im[0, :, 1] + wxh[:, 0] + _cross(u, h[:, 1])
-        f[i, 1] = Im[1, :, 1] + wxh[:, 1]
+        np.matmul(plan.I[i], m.reshape(6, 2 * N), out=Im.reshape(6, 2 * N))
+        w, u, h = m[0, :, 0], m[1, :, 0], Im[:, :, 0]
+        fi = f[i]
+        fi[...] = Im[:, :, 1]
+        for k, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
+            # (w x h)_k = w_a h_b - w_b h_a, for h_n and h_f at once
+            np.multiply(h[:, b], w[a], out=t3)
+            fi[:, k] += t3
+            np.multiply(h[:, a], w[b], out=t3)
+            fi[:, k] -= t3
+            # (u x h_f)_k
+            np.multiply(h[1, b], u[a], out=t3[0])
+            fi[0, k] += t3[0]
+            np.multiply(h[1, a], u[b], out=t3[0])
+            fi[0, k] -= t3[0]
 
     # Pass 2: tau_i = S_i^T f_i ;  f_p += Xup_i^T f_i
-    tau = np.empty((n, N))
     for i in range(n - 1, -1, -1):
+        fi = f[i]
         S = 1 if plan.prismatic[i] else 0
-        tau[i] = f[i, S, 2]
+        tau[i] = fi[S, 2]
         p = plan.parent[i]
         if p < 0:
             continue
-        g = f[i].copy()
         if plan.prismatic[i]:
             # xlt(q e_z)^T: angular part += (q e_z) x linear part
-            g[0, 0] -= q[i] * f[i, 1, 1]
-            g[0, 1] += q[i] * f[i, 1, 0]
+            np.multiply(fi[1, 1], q[i], out=t3[0])
+            fi[0, 0] -= t3[0]
+            np.multiply(fi[1, 0], q[i], out=t3[0])
+            fi[0, 1] += t3[0]
         else:
-            g[:, 0] = c[i] * f[i, :, 0] - s[i] * f[i, :, 1]
-            g[:, 1] = s[i] * f[i, :, 0] + c[i] * f[i, :, 1]
-        f[p] += (plan.XT_T[i] @ g.reshape(6, N)).reshape(2, 3, N)
+            # rot(Rz(q)): x' = c x - s y, y' = s x + c y
+            x, y = fi[:, 0], fi[:, 1]
+            np.multiply(x, s[i], out=t3)
+            np.multiply(y, s[i], out=t1[0])
+            x *= c[i]
+            x -= t1[0]
+            y *= c[i]
+            y += t3
+        np.matmul(plan.XT_T[i], fi.reshape(6, N), out=g)
+        f[p] += g.reshape(2, 3, N)
     return tau

@@ -1,0 +1,495 @@
+"""Benchmarks for rnea: engine speed, end-to-end speed, memory, start-up; each next to its target.
+
+    python benchmarks/run.py            # full run: 1M-row end to end, 10M-row memory (several minutes)
+    python benchmarks/run.py --quick    # 100k-row end to end, no 10M run
+
+Prints the tables and writes them to benchmarks/RESULTS.md. Input files are generated once into
+benchmarks/data/ (git-ignored) and reused. See benchmarks/README.md for what is measured and how.
+"""
+
+import argparse
+import datetime
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DATA = HERE / "data"
+URDFS = Path(__file__).resolve().parents[2] / "shared" / "urdf"
+ARM = URDFS / "iiwa14.urdf"
+HUMANOID = URDFS / "simple_humanoid.urdf"
+BASELINE = HERE / "baseline_pandas_pinocchio.py"
+RNEA = Path(sys.executable).parent / "rnea"  # the console script of this interpreter's environment
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+REPEATS = 3  # timings are the best (minimum) of this many runs
+STARTUP_REPEATS = 5  # start-up times are the median of this many runs
+RSS_LIMIT_MB = 300
+GB = 1 << 30
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+def best_of(fn, repeats=REPEATS):
+    """Minimum wall time of fn() over `repeats` calls, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def rows_label(rows):
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if rows >= size and rows % size == 0:
+            return f"{rows // size}{suffix}"
+    return str(rows)
+
+
+def relative_diff(ours, reference):
+    """max |ours - reference| / max |reference|."""
+    return float(np.max(np.abs(ours - reference)) / np.max(np.abs(reference)))
+
+
+def check(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def markdown_table(headers, rows):
+    """Lines of a Markdown table; cells are str()-ed, numbers right-aligned."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[k]) for r in cells)) for k, h in enumerate(headers)]
+    numeric = [all(r[k][:1].isdigit() or r[k][:1] in "-." for r in cells) for k in range(len(headers))]
+
+    def line(row):
+        return "| " + " | ".join(c.rjust(w) if num else c.ljust(w)
+                                 for c, w, num in zip(row, widths, numeric)) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2))
+                          for w, num in zip(widths, numeric)) + "|"
+    return [line(headers), rule, *(line(r) for r in cells)]
+
+
+def machine():
+    """(label, value) pairs describing where the numbers come from."""
+    cpu = "unknown"
+    try:
+        for text in Path("/proc/cpuinfo").read_text().splitlines():
+            if text.startswith("model name"):
+                cpu = text.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+    def version(dist):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return [
+        ("date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
+        ("CPU", cpu),
+        ("cores", f"{os.cpu_count()} ({usable} usable by this process)"),
+        ("OS", f"{platform.system()} {platform.release()}"),
+        ("python", platform.python_version()),
+        ("numpy", np.__version__),
+        ("pinocchio (pin)", version("pin")),
+        ("pyarrow", version("pyarrow")),
+        ("pandas", version("pandas")),
+        ("rnea-cli", f"{version('rnea-cli')} (git {commit})"),
+        ("OPENBLAS_CORETYPE", repr(os.environ.get("OPENBLAS_CORETYPE"))),
+        ("peak RSS measured by", GNU_TIME + " (GNU time)" if GNU_TIME else "a small python launcher + os.wait4"),
+    ]
+
+
+# -- input files ---------------------------------------------------------------------------------
+
+def trajectory_block(joint_names, start, rows, dt=1e-3):
+    """time, q, qd, qdd for samples start..start+rows: per joint, two sines of unrelated frequencies."""
+    t = np.arange(start, start + rows) * dt
+    j = np.arange(len(joint_names))
+    amp = np.array([0.9, -0.6, 0.7, 1.1, -0.8, 0.5, 0.95])[j % 7]
+    w1, w2 = 2 * np.pi * (0.21 + 0.137 * j), 2 * np.pi * (1.7 + 0.61 * j)
+    p1, p2 = 0.3 + 1.1 * j, 2.0 - 0.7 * j
+    s1, s2 = np.sin(np.outer(t, w1) + p1), np.sin(np.outer(t, w2) + p2)
+    c1, c2 = np.cos(np.outer(t, w1) + p1), np.cos(np.outer(t, w2) + p2)
+    q = amp * (s1 + 0.2 * s2)
+    qd = amp * (w1 * c1 + 0.2 * w2 * c2)
+    qdd = -amp * (w1**2 * s1 + 0.2 * w2**2 * s2)
+    return t, q, qd, qdd
+
+
+def trajectory_header(joint_names):
+    return ",".join(["time"] + [f"{x}_{name}" for x in ("q", "qd", "qdd") for name in joint_names])
+
+
+def count_rows(path):
+    """Data rows of a CSV file with a header line."""
+    lines = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            lines += block.count(b"\n")
+    return lines - 1
+
+
+def ensure_trajectory(path, rows, joint_names, block_rows=250_000):
+    """Write `rows` samples to `path` (streamed, every float in shortest round-trip form), unless a
+    file with the same header and row count is already there."""
+    header = trajectory_header(joint_names)
+    if path.exists():
+        with open(path, "rb") as f:
+            if f.readline().decode().strip() == header and count_rows(path) == rows:
+                return path
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"  writing {path.relative_to(REPO)} ({rows:,} rows)...", flush=True)
+    tmp = path.with_name(path.name + ".tmp")
+    options = pacsv.WriteOptions(include_header=False)
+    with open(tmp, "wb") as f:
+        f.write(header.encode() + b"\n")
+        for start in range(0, rows, block_rows):
+            t, q, qd, qdd = trajectory_block(joint_names, start, min(block_rows, rows - start))
+            columns = [t] + [x[:, k] for x in (q, qd, qdd) for k in range(len(joint_names))]
+            table = pa.Table.from_arrays([pa.array(np.ascontiguousarray(c)) for c in columns],
+                                         names=[f"c{k}" for k in range(len(columns))])
+            pacsv.write_csv(table, f, write_options=options)
+    os.replace(tmp, path)
+    return path
+
+
+def read_csv_columns(path):
+    """{column name: float64 numpy array} of a whole CSV file."""
+    import pyarrow.csv as pacsv
+
+    table = pacsv.read_csv(path)
+    return {name: table.column(name).to_numpy() for name in table.column_names}
+
+
+# -- running commands ----------------------------------------------------------------------------
+
+LAUNCHER = """\
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(f"{usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_measured(cmd, *, stdin=None, stdout=subprocess.DEVNULL):
+    """Run cmd once; (wall seconds, peak RSS in MB) of that one process.
+
+    The peak RSS comes from the rusage of the process, taken by a small parent (GNU time, or a tiny
+    python launcher): os.wait4 called from this process would be wrong, because a child spawned
+    from a big process is charged that process's RSS (vfork + exec keeps the old high-water mark).
+    """
+    cmd = [str(c) for c in cmd]
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as report:
+        if GNU_TIME:
+            wrapped = [GNU_TIME, "-f", "%M", "-o", report.name, *cmd]
+        else:
+            wrapped = [sys.executable, "-c", LAUNCHER, report.name, *cmd]
+        start = time.perf_counter()
+        proc = subprocess.run(wrapped, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise RuntimeError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
+                               + proc.stderr.decode(errors="replace"))
+        kb = int(report.read().split()[-1])  # GNU time prefixes a note when the command fails
+    return wall, kb / 1024
+
+
+def best_run(cmd, repeats=REPEATS, **kwargs):
+    """(best wall seconds, largest peak RSS MB) over `repeats` runs of cmd."""
+    runs = [run_measured(cmd, **kwargs) for _ in range(repeats)]
+    return min(w for w, _ in runs), max(m for _, m in runs)
+
+
+def median_wall(cmd, repeats=STARTUP_REPEATS):
+    """Median wall time of cmd (output discarded), after one untimed warm-up run."""
+    cmd = [str(c) for c in cmd]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# -- 1. engine -----------------------------------------------------------------------------------
+
+def engine(urdf, samples=100_000, loop_samples=20_000):
+    """µs per sample of pin.rnea in a Python loop, Pinocchio's C++ batch (1 thread) and rnea_cli.rnea."""
+    import pinocchio as pin
+
+    from rnea_cli import load_urdf, rnea
+
+    model = load_urdf(urdf)
+    pm = pin.buildModelFromUrdf(str(urdf))
+    pm.gravity.linear = np.array([0.0, 0.0, -9.81])  # rnea_cli's default
+    joints = [pm.joints[pm.getJointId(name)] for name in model.joint_names]
+    assert pm.nq == pm.nv == model.n and all(j.nq == 1 for j in joints), \
+        f"{urdf.name}: continuous or missing joints; this benchmark maps one coordinate per joint"
+    idx_q, idx_v = [j.idx_q for j in joints], [j.idx_v for j in joints]
+
+    rng = np.random.default_rng(12345)
+    q = rng.uniform(-np.pi, np.pi, (samples, model.n))
+    qd = rng.uniform(-2.0, 2.0, (samples, model.n))
+    qdd = rng.uniform(-10.0, 10.0, (samples, model.n))
+    # the same samples in Pinocchio's joint order and layout: (nq, N) column-major for the batch API
+    Q, V, A = (np.zeros((pm.nq, samples), order="F") for _ in range(3))
+    Q[idx_q], V[idx_v], A[idx_v] = q.T, qd.T, qdd.T
+
+    # (a) one pin.rnea call per sample, as a user's loop over the rows of (N, nq) arrays
+    data = pm.createData()
+    rows_q, rows_v, rows_a = (np.ascontiguousarray(X[:, :loop_samples].T) for X in (Q, V, A))
+    tau_loop = np.empty((loop_samples, pm.nv))
+
+    def loop():
+        for k in range(loop_samples):
+            tau_loop[k] = pin.rnea(pm, data, rows_q[k], rows_v[k], rows_a[k])
+
+    # (b) Pinocchio's C++ batch, one thread
+    pool = pin.ModelPool(pm, 1)
+    tau_cpp = np.zeros((pm.nv, samples), order="F")
+
+    def batch():
+        pin.rneaInParallel(1, pool, Q, V, A, tau_cpp)
+
+    # (c) ours
+    tau_ours = rnea(model, q, qd, qdd)  # warm-up: builds the per-model plan
+
+    def ours():
+        nonlocal tau_ours
+        tau_ours = rnea(model, q, qd, qdd)
+
+    t_loop, t_cpp, t_ours = best_of(loop) / loop_samples, best_of(batch) / samples, best_of(ours) / samples
+    return {
+        "robot": urdf.stem, "dof": model.n, "samples": samples, "loop_samples": loop_samples,
+        "loop_us": t_loop * 1e6, "cpp_us": t_cpp * 1e6, "ours_us": t_ours * 1e6,
+        "diff_cpp": relative_diff(tau_ours, tau_cpp[idx_v].T),
+        "diff_loop": relative_diff(tau_ours[:loop_samples], tau_loop[:, idx_v]),
+    }
+
+
+# -- 2. end to end -------------------------------------------------------------------------------
+
+def end_to_end(rows):
+    """Wall time and peak RSS of the pandas+Pinocchio baseline script and of `rnea torques`, same file."""
+    from rnea_cli import load_urdf, rnea
+
+    model = load_urdf(ARM)
+    label = rows_label(rows)
+    traj = ensure_trajectory(DATA / f"traj_{label}.csv", rows, model.joint_names)
+    base_out, ours_out = DATA / f"baseline_out_{label}.csv", DATA / f"rnea_out_{label}.csv"
+    print(f"  baseline script on {label} rows (best of {REPEATS})...", flush=True)
+    base_s, base_mb = best_run([sys.executable, BASELINE, ARM, traj, base_out])
+    print(f"  rnea torques on {label} rows (best of {REPEATS})...", flush=True)
+    ours_s, ours_mb = best_run([RNEA, "torques", ARM, traj, "-o", ours_out, "-q"])
+
+    # the two outputs agree, column by joint name
+    base, ours = read_csv_columns(base_out), read_csv_columns(ours_out)
+    taus = [f"tau_{name}" for name in model.joint_names]
+    assert sorted(base) == sorted(ours) == sorted(["time"] + taus), (list(base), list(ours))
+    tau_ours = np.column_stack([ours[c] for c in taus])
+    diff = relative_diff(tau_ours, np.column_stack([base[c] for c in taus]))
+    # our file reads back to exactly the doubles our library computes from the parsed input
+    given = read_csv_columns(traj)
+    q, qd, qdd = (np.column_stack([given[f"{x}_{name}"] for name in model.joint_names]) for x in ("q", "qd", "qdd"))
+    exact = rnea(model, q, qd, qdd)
+    mismatched = int(np.count_nonzero(exact != tau_ours))
+    same_time = bool(np.array_equal(ours["time"], given["time"]))
+    for path in (base_out, ours_out):
+        path.unlink()
+    return {"rows": rows, "base_s": base_s, "base_mb": base_mb, "ours_s": ours_s, "ours_mb": ours_mb,
+            "diff": diff, "mismatched": mismatched, "max_mismatch": float(np.max(np.abs(exact - tau_ours))),
+            "same_time": same_time}
+
+
+# -- 3. memory -----------------------------------------------------------------------------------
+
+def memory(quick):
+    """Peak RSS of `rnea torques` on 1M rows (from a file and from stdin) and on 10M rows."""
+    from rnea_cli import load_urdf
+
+    names = load_urdf(ARM).joint_names
+    results = []
+    traj = ensure_trajectory(DATA / "traj_1M.csv", 1_000_000, names)
+    print("  rnea torques, 1M rows, file -> stdout...", flush=True)
+    results.append(("1M rows, file", "`rnea torques iiwa14.urdf traj_1M.csv > /dev/null`",
+                    *run_measured([RNEA, "torques", ARM, traj, "-q"])))
+    print("  rnea torques, 1M rows, stdin -> stdout...", flush=True)
+    with open(traj, "rb") as f:  # what `cat traj_1M.csv |` gives: a pipe, not a file
+        cat = subprocess.Popen(["cat"], stdin=f, stdout=subprocess.PIPE)
+        try:
+            results.append(("1M rows, stdin", "`cat traj_1M.csv | rnea torques iiwa14.urdf - > /dev/null`",
+                            *run_measured([RNEA, "torques", ARM, "-", "-q"], stdin=cat.stdout)))
+        finally:
+            cat.stdout.close()
+            cat.wait()
+    if quick:
+        return results, "10M rows: skipped (--quick)"
+    path = DATA / "traj_10M.csv"
+    free = shutil.disk_usage(DATA).free
+    if not path.exists() and free < 20 * GB:
+        return results, f"10M rows: skipped, only {free / GB:.1f} GB free on {DATA} (needs 20 GB)"
+    ensure_trajectory(path, 10_000_000, names)
+    print("  rnea torques, 10M rows, file -> stdout...", flush=True)
+    results.append(("10M rows, file", "`rnea torques iiwa14.urdf traj_10M.csv > /dev/null`",
+                    *run_measured([RNEA, "torques", ARM, path, "-q"])))
+    return results, None
+
+
+# -- 4. start-up ---------------------------------------------------------------------------------
+
+def startup():
+    """Median wall time of `rnea --help`, of `rnea torques` on 10 rows, and of a bare python start."""
+    from rnea_cli import load_urdf
+
+    tiny = ensure_trajectory(DATA / "traj_10.csv", 10, load_urdf(ARM).joint_names)
+    out = DATA / "rnea_out_10.csv"
+    result = {
+        "python": median_wall([sys.executable, "-c", "pass"]),
+        "imports": median_wall([sys.executable, "-c", "import numpy, pyarrow.csv"]),
+        "help": median_wall([RNEA, "--help"]),
+        "torques": median_wall([RNEA, "torques", ARM, tiny, "-o", out, "-q"]),
+    }
+    out.unlink()
+    return result
+
+
+# -- report --------------------------------------------------------------------------------------
+
+def report(quick, info, engines, e2e, mem, mem_note, start):
+    arm, humanoid = engines
+    us = "µs/sample"
+    summary = []  # (what, result, target, status)
+
+    def target(what, result, goal, ok):
+        summary.append((what, result, goal, check(ok)))
+
+    target("engine, iiwa14: speed-up over the pin.rnea loop", f"{arm['loop_us'] / arm['ours_us']:.2f}×",
+           "≥ 4×", arm["loop_us"] / arm["ours_us"] >= 4)
+    target("engine, iiwa14: speed vs C++ rneaInParallel (1 thread)", f"{arm['cpp_us'] / arm['ours_us']:.2f}×",
+           "≥ 1× (as fast)", arm["ours_us"] <= arm["cpp_us"])
+    for e in engines:
+        target(f"engine, {e['robot']}: agreement with Pinocchio", f"{max(e['diff_cpp'], e['diff_loop']):.1e}",
+               "≤ 1e-12", max(e["diff_cpp"], e["diff_loop"]) <= 1e-12)
+    n = rows_label(e2e["rows"])
+    target(f"end to end, {n} rows: speed-up over pandas + pin loop", f"{e2e['base_s'] / e2e['ours_s']:.1f}×",
+           "≥ 10×", e2e["base_s"] / e2e["ours_s"] >= 10)
+    target(f"end to end, {n} rows: agreement with the baseline", f"{e2e['diff']:.1e}", "≤ 1e-12",
+           e2e["diff"] <= 1e-12)
+    for what, _, _, mb in mem:
+        target(f"peak RSS, {what}", f"{mb:.0f} MB", f"≤ {RSS_LIMIT_MB} MB", mb <= RSS_LIMIT_MB)
+    target("start-up: `rnea --help`", f"{start['help']:.3f} s", "≤ 0.25 s", start["help"] <= 0.25)
+    target("start-up: `rnea torques` on 10 rows", f"{start['torques']:.3f} s", "≤ 0.5 s", start["torques"] <= 0.5)
+
+    lines = ["# rnea benchmark results", ""]
+    lines += [f"Mode: **{'quick' if quick else 'full'}** (`python benchmarks/run.py{' --quick' if quick else ''}`). "
+              "How and what is measured: [README.md](README.md).", ""]
+    lines += [f"- **{k}**: {v}" for k, v in info] + [""]
+    lines += ["## Targets", ""] + markdown_table(["measurement", "result", "target", "status"], summary) + [""]
+
+    lines += ["## 1. Engine: inverse dynamics of random samples", "",
+              f"Best of {REPEATS}; the loop is timed on its first {arm['loop_samples']:,} samples. "
+              "Speed-up = their time / ours (> 1: ours is faster). Agreement = max |ours − theirs| / max |theirs|.", ""]
+    lines += markdown_table(
+        ["robot", "DoF", "samples", f"pin.rnea loop {us}", f"C++ batch (1 thread) {us}", f"ours {us}",
+         "ours µs/(sample·DoF)", "C++ µs/(sample·DoF)", "speed-up vs loop", "speed-up vs C++", "agreement vs C++",
+         "agreement vs loop"],
+        [[e["robot"], e["dof"], f"{e['samples']:,}", f"{e['loop_us']:.3f}", f"{e['cpp_us']:.3f}", f"{e['ours_us']:.3f}",
+          f"{e['ours_us'] / e['dof']:.3f}", f"{e['cpp_us'] / e['dof']:.3f}", f"{e['loop_us'] / e['ours_us']:.2f}×",
+          f"{e['cpp_us'] / e['ours_us']:.2f}×", f"{e['diff_cpp']:.1e}", f"{e['diff_loop']:.1e}"] for e in engines])
+    growth = humanoid["ours_us"] / arm["ours_us"]
+    lines += ["", f"Cost vs joints: {humanoid['dof']}/{arm['dof']} = {humanoid['dof'] / arm['dof']:.2f}× the joints "
+                  f"costs ours {growth:.2f}× and Pinocchio's C++ {humanoid['cpp_us'] / arm['cpp_us']:.2f}× per sample.", ""]
+
+    lines += [f"## 2. End to end: {e2e['rows']:,}-row iiwa14 CSV in, torque CSV out", "",
+              f"Best of {REPEATS} wall times of the whole process (interpreter start included), input file in "
+              "the page cache; peak RSS is the largest of those runs.", ""]
+    lines += markdown_table(
+        ["command", "wall s", "µs/row", "peak RSS MB"],
+        [["baseline: `python benchmarks/baseline_pandas_pinocchio.py`", f"{e2e['base_s']:.2f}",
+          f"{e2e['base_s'] / e2e['rows'] * 1e6:.2f}", f"{e2e['base_mb']:.0f}"],
+         ["ours: `rnea torques iiwa14.urdf traj.csv -o out.csv -q`", f"{e2e['ours_s']:.2f}",
+          f"{e2e['ours_s'] / e2e['rows'] * 1e6:.2f}", f"{e2e['ours_mb']:.0f}"]])
+    lines += ["", f"- speed-up (baseline / ours): **{e2e['base_s'] / e2e['ours_s']:.1f}×**",
+              f"- torques agree with the baseline's to {e2e['diff']:.1e} (max abs diff / max abs)",
+              f"- our CSV reads back to exactly the doubles `rnea_cli.rnea` gives on the parsed input: "
+              + ("yes, every one" if e2e["mismatched"] == 0 else
+                 f"no, {e2e['mismatched']:,} differ (largest difference {e2e['max_mismatch']:.1e})"),
+              f"- time column copied exactly: {'yes' if e2e['same_time'] else 'NO'}", ""]
+
+    lines += ["## 3. Memory: peak RSS of `rnea torques` (output to /dev/null)", ""]
+    lines += markdown_table(["run", "command", "wall s", "peak RSS MB"],
+                            [[what, cmd, f"{s:.2f}", f"{mb:.0f}"] for what, cmd, s, mb in mem])
+    if mem_note:
+        lines += ["", f"- {mem_note}"]
+    lines += [""]
+
+    lines += [f"## 4. Start-up (median of {STARTUP_REPEATS}, after a warm-up run)", ""]
+    lines += markdown_table(["command", "wall s"], [
+        ["`rnea --help`", f"{start['help']:.3f}"],
+        ["`rnea torques iiwa14.urdf traj_10.csv -o out.csv -q`", f"{start['torques']:.3f}"],
+        ["floor: `python -c pass`", f"{start['python']:.3f}"],
+        ["floor: `python -c 'import numpy, pyarrow.csv'`", f"{start['imports']:.3f}"]])
+    return "\n".join(lines) + "\n", summary
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100k-row end to end, skip the 10M-row memory run")
+    args = parser.parse_args()
+    missing = [m for m in ("pinocchio", "pandas", "pyarrow", "rnea_cli") if importlib.util.find_spec(m) is None]
+    if missing or not RNEA.exists():
+        sys.exit(f"benchmarks need {', '.join(missing) or 'the rnea script'} in this environment "
+                 f"({sys.executable}): pip install -e '.[bench]'")
+    for path in (ARM, HUMANOID):
+        if not path.exists():
+            sys.exit(f"missing robot: {path}")
+
+    info = machine()
+    started = time.perf_counter()
+    print("1. engine...", flush=True)
+    engines = [engine(ARM), engine(HUMANOID)]
+    print("2. end to end...", flush=True)
+    e2e = end_to_end(100_000 if args.quick else 1_000_000)
+    print("3. memory...", flush=True)
+    mem, mem_note = memory(args.quick)
+    print("4. start-up...", flush=True)
+    start = startup()
+
+    text, summary = report(args.quick, info, engines, e2e, mem, mem_note, start)
+    text += f"\nTotal benchmark time: {time.perf_counter() - started:.0f} s.\n"
+    (HERE / "RESULTS.md").write_text(text)
+    print()
+    print(text)
+    failed = [what for what, _, _, status in summary if status != "PASS"]
+    print(f"{len(summary) - len(failed)}/{len(summary)} targets met; written to {(HERE / 'RESULTS.md').relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
