@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ REPEATS = 3  # timings are the best (minimum) of this many runs
 STARTUP_REPEATS = 5  # start-up times are the median of this many runs
 RSS_LIMIT_MB = 300
 GB = 1 << 30
+NUMBER = re.compile(r"^-?[\d.,]+(e[-+]?\d+)?(×| MB| s)?$")  # a cell right-aligned as a number
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -68,10 +70,10 @@ def check(ok):
 
 
 def markdown_table(headers, rows):
-    """Lines of a Markdown table; cells are str()-ed, numbers right-aligned."""
-    cells = [[str(c) for c in row] for row in rows]
+    """Lines of a Markdown table; cells are str()-ed, columns of numbers right-aligned."""
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in rows]
     widths = [max(len(h), *(len(r[k]) for r in cells)) for k, h in enumerate(headers)]
-    numeric = [all(r[k][:1].isdigit() or r[k][:1] in "-." for r in cells) for k in range(len(headers))]
+    numeric = [all(NUMBER.match(r[k]) for r in cells) for k in range(len(headers))]
 
     def line(row):
         return "| " + " | ".join(c.rjust(w) if num else c.ljust(w)

@@ -113,6 +113,8 @@ class Model:
     links: tuple[Link, ...] = ()
     tree: tuple[TreeJoint, ...] = ()
     warnings: tuple[str, ...] = ()
+    floating: bool = False  # the URDF joins the root body to the world by a `floating` joint
+    world_X_root: np.ndarray = field(default_factory=lambda: np.eye(4))  # that joint's <origin>
 
     @property
     def joint_names(self):

@@ -3,11 +3,14 @@
 Vectorised over samples: every working array has the samples as its last axis, and the Python
 loop runs over joints only. Each body is worked in its *aligned* frame (its rotor frame turned so
 that the joint axis is z), so every joint transform is a rotation about, or a translation along, z:
-the motion subspace S is a unit vector and `stator_X_rotor(q)` costs a few multiplications. Spatial
-vectors are [angular; linear]; a motion array is laid out (angular|linear, x|y|z, ..., samples).
+the motion subspace S is a unit vector and `stator_X_rotor(q)` costs a few multiplications.
+
+Spatial vectors are [angular; linear] here as everywhere in rnea_cli: twists [w; v], wrenches
+[n; f] (moment; force). A motion array is laid out (angular|linear, x|y|z, ..., samples).
 """
 
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,19 +25,20 @@ class _Plan:
 
     def __init__(self, model):
         self.n = model.n
-        self.parent = [int(p) for p in model.parent]
+        self.parent = [int(p) for p in model.parent]  # -1, the root, is also the last slot of the work arrays
         self.prismatic = [not j.is_angular for j in model.joints]
-        A = [spatial.align_z(j.axis) for j in model.joints]
+        self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
         self.XT = np.empty((self.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
         self.I = np.empty((self.n, 6, 6))  # body inertia in its aligned frame
         for i, j in enumerate(model.joints):
-            A_parent = np.eye(3) if j.parent < 0 else A[j.parent]
+            A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
             # parent'_H_stator' = inv(rotor_H_parent') parent_X_stator stator_H_stator'
-            H = spatial.pose(A_parent.T) @ j.parent_X_stator @ spatial.pose(A[i])
+            H = spatial.pose(A_parent.T) @ j.parent_X_stator @ spatial.pose(self.A[i])
             self.XT[i] = spatial.xup(H)
             # aligned_X_rotor = rot(A): I' = rot(A)^T I rot(A)
-            self.I[i] = spatial.inertia_to(model.inertia[i], spatial.rot(A[i]))
+            self.I[i] = spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))
         self.XT_T = np.ascontiguousarray(self.XT.transpose(0, 2, 1))
+        self.I_root = np.array(model.root_inertia)
 
 
 _plans = weakref.WeakKeyDictionary()
@@ -47,12 +51,33 @@ def _plan(model):
     return plan
 
 
-def rnea(model, q, qd, qdd, *, gravity=GRAVITY):
+class Dynamics(NamedTuple):
+    """What `inverse_dynamics` returns; arrays have the samples first."""
+
+    tau: np.ndarray  # (N, n) joint torques (N·m) / forces (N)
+    base_wrench: np.ndarray | None  # (N, 6) [n; f] on the floating base, in the base frame
+    joint_wrenches: np.ndarray | None  # (N, n, 6) [n; f] from parent to child, in each joint's (child) frame
+
+
+def rnea(model, q, qd, qdd, *, gravity=GRAVITY, f_ext=None):
     """Joint torques/forces tau = ID(q, qd, qdd) for a fixed-base tree.
 
     q, qd, qdd: (N, n) for a trajectory or (n,) for one sample, columns in `model.joint_names`
     order (rad, m; rad/s, m/s; rad/s², m/s²). gravity: (3,) in the root frame, m/s².
-    Returns tau with the same shape (N·m for revolute joints, N for prismatic ones).
+    f_ext: optional {body: (N, 6) [n; f]} external wrenches on bodies (0..n-1; -1 the root), each
+    in its body's frame at the frame origin. Returns tau with the shape of q (N·m or N).
+    """
+    return inverse_dynamics(model, q, qd, qdd, gravity=gravity, f_ext=f_ext).tau
+
+
+def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=None, wrenches=False):
+    """RNEA with the options `rnea` leaves out; returns a `Dynamics`.
+
+    base: None for a fixed base, or (pose, twist, dtwist) for a floating one: pose (N, 7) is the
+    root body's position and unit quaternion (x, y, z, qx, qy, qz, qw) in the world (through
+    `model.world_X_root`), twist (N, 6) its [w; v] in its own frame and dtwist (N, 6) the time
+    derivative of that twist. gravity is then in the world frame. wrenches: also return the wrench
+    each joint transmits. A single sample ((n,) arrays) gives arrays without the sample axis.
     """
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     single = q.ndim == 1
@@ -66,26 +91,80 @@ def rnea(model, q, qd, qdd, *, gravity=GRAVITY):
         raise ValueError(f"gravity has shape {gravity.shape}; expected (3,)")
     if single:
         q, qd, qdd = q[None], qd[None], qdd[None]
+    N = q.shape[0]
+    if base is not None:
+        base = [np.asarray(x, dtype=float).reshape(N, -1) for x in base]
+        for label, x, width in zip(("base pose", "base twist", "base dtwist"), base, (7, 6, 6)):
+            if x.shape != (N, width):
+                raise ValueError(f"{label} has shape {x.shape}; expected ({N}, {width})")
+    f_ext = {int(b): np.asarray(w, dtype=float).reshape(N, 6) for b, w in (f_ext or {}).items()}
+    for b in f_ext:
+        if not -1 <= b < model.n:
+            raise ValueError(f"f_ext names body {b}; bodies are -1 (root) .. {model.n - 1}")
 
     plan = _plan(model)
-    N = q.shape[0]
     tau = np.empty((N, model.n))
+    base_wrench = np.empty((N, 6)) if base is not None else None
+    joint_wrenches = np.empty((N, model.n, 6)) if wrenches else None
     work = _Work(model.n, min(N, CHUNK))
+    world_R_root = np.asarray(model.world_X_root)[:3, :3]
     for start in range(0, N, CHUNK):
         stop = min(start + CHUNK, N)
+        rows = slice(start, stop)
         # (n, N) rows, contiguous: numpy's vector kernels (cos, sin, +, *) need unit stride
-        qT, qdT, qddT = (np.ascontiguousarray(x[start:stop].T) for x in (q, qd, qdd))
-        tau[start:stop] = _rnea_chunk(plan, work.view(stop - start), qT, qdT, qddT, gravity).T
-    return tau[0] if single else tau
+        qT, qdT, qddT = (np.ascontiguousarray(x[rows].T) for x in (q, qd, qdd))
+        w = work.view(stop - start)
+        root = None if base is None else _root_motion(world_R_root, *(x[rows] for x in base), gravity)
+        fext = {b: _aligned_wrench(plan, b, x[rows]) for b, x in f_ext.items() if b >= 0 or base is not None}
+        tau[rows] = _rnea_chunk(plan, w, qT, qdT, qddT, gravity, root, fext, wrenches).T
+        if base is not None:
+            base_wrench[rows] = w["f"][-1].reshape(6, -1).T
+        if wrenches:
+            # back from aligned to rotor (joint) frames: [n; f]_rotor = rot(A) [n; f]_aligned
+            W = np.einsum("iab,icbk->kica", plan.A, w["W"])
+            joint_wrenches[rows] = W.reshape(stop - start, model.n, 6)
+    if single:
+        return Dynamics(tau[0], None if base_wrench is None else base_wrench[0],
+                        None if joint_wrenches is None else joint_wrenches[0])
+    return Dynamics(tau, base_wrench, joint_wrenches)
+
+
+def quaternion_matrix(quat):
+    """Rotation matrices (N, 3, 3) from unit quaternions (N, 4) ordered (x, y, z, w)."""
+    x, y, z, w = quat.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def _root_motion(world_R_root, pose, twist, dtwist, gravity):
+    """[v_root, a_root] as a (2, 3, 2, N) motion array: a_root = dtwist - [0; R^T g] (a_0 = -a_grav)."""
+    R = world_R_root @ quaternion_matrix(pose[:, 3:])  # (N, 3, 3) world_R_base
+    g_local = np.einsum("kab,a->bk", R, gravity)  # R^T g, (3, N)
+    m = np.empty((2, 3, 2, len(pose)))
+    m[:, :, 0] = twist.T.reshape(2, 3, -1)
+    m[:, :, 1] = dtwist.T.reshape(2, 3, -1)
+    m[1, :, 1] -= g_local
+    return m
+
+
+def _aligned_wrench(plan, body, wrench):
+    """(2, 3, N) wrench [n; f] in body's aligned frame from (N, 6) in its rotor frame."""
+    w = wrench.T.reshape(2, 3, -1)
+    return w if body < 0 else np.einsum("ab,iak->ibk", plan.A[body], w)  # A^T w
 
 
 class _Work:
-    """Working arrays for chunks of up to N samples, allocated once per call and reused."""
+    """Working arrays for chunks of up to N samples, allocated once per call and reused.
+    Body arrays have n + 1 slots: the last, reached by parent index -1, is the root body."""
 
     def __init__(self, n, N):
         self.buffers = {
-            "va": (n, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
-            "f": (n, 2, 3),  # f_i: (angular|linear, x|y|z, N)
+            "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
+            "f": (n + 1, 2, 3),  # f_i: (angular|linear, x|y|z, N)
+            "W": (n, 2, 3),  # joint wrenches, when asked for
             "Im": (2, 3, 2),  # [I_i v_i, I_i a_i]
             "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,), "tau": (n,),
         }
@@ -96,27 +175,51 @@ class _Work:
         return {k: a if a.shape[-1] == N else np.empty(a.shape[:-1] + (N,)) for k, a in self.memory.items()}
 
 
-def _rnea_chunk(plan, work, q, qd, qdd, gravity):
+def _body_force(I, m, out, Im, t3):
+    """out = I a + v x* I v for the motion array m = [v, a]; v x* [h_n; h_f] = [w x h_n + u x h_f; w x h_f]."""
+    N = m.shape[-1]
+    np.matmul(I, m.reshape(6, 2 * N), out=Im.reshape(6, 2 * N))
+    w, u, h = m[0, :, 0], m[1, :, 0], Im[:, :, 0]
+    out[...] = Im[:, :, 1]
+    for k, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
+        # (w x h)_k = w_a h_b - w_b h_a, for h_n and h_f at once
+        np.multiply(h[:, b], w[a], out=t3)
+        out[:, k] += t3
+        np.multiply(h[:, a], w[b], out=t3)
+        out[:, k] -= t3
+        # (u x h_f)_k
+        np.multiply(h[1, b], u[a], out=t3[0])
+        out[0, k] += t3[0]
+        np.multiply(h[1, a], u[b], out=t3[0])
+        out[0, k] -= t3[0]
+
+
+def _rnea_chunk(plan, work, q, qd, qdd, gravity, root=None, fext=None, wrenches=False):
     """tau (n, N) for q, qd, qdd of shape (n, N); work: the arrays of `_Work.view(N)`.
 
+    root: None (fixed base) or the root's (2, 3, 2, N) motion; fext: {body: (2, 3, N) aligned wrench}.
     Every step writes into preallocated arrays (`out=`, in-place operators): at these sizes numpy's
     time goes to passes over memory, so no temporary is made that the algebra does not need.
     """
     n, N = q.shape
     c, s = np.cos(q), np.sin(q)
-    # a_0 = -a_grav: gravity as a fictitious acceleration of the root
-    a0 = np.concatenate([np.zeros(3), -gravity])
     va, f, Im, tau = work["va"], work["f"], work["Im"], work["tau"]
     t1, t2, t3, g = work["t1"], work["t2"], work["t3"], work["g"]
+    fext = fext or {}
+    if root is None:
+        # a_0 = -a_grav: gravity as a fictitious acceleration of the fixed root
+        va[-1, :, :, 0] = 0.0
+        va[-1, :, :, 1] = np.concatenate([np.zeros(3), -gravity]).reshape(2, 3, 1)
+    else:
+        va[-1] = root
+        _body_force(plan.I_root, va[-1], f[-1], Im, t3)
+        if -1 in fext:
+            f[-1] -= fext[-1]
 
     # Pass 1: v_i = Xup_i v_p + S_i qd_i ;  a_i = Xup_i a_p + S_i qdd_i + v_i x S_i qd_i
     for i in range(n):
-        p, m = plan.parent[i], va[i]
-        if p < 0:
-            m[:, :, 0] = 0.0
-            m[:, :, 1] = (plan.XT[i] @ a0).reshape(2, 3, 1)
-        else:
-            np.matmul(plan.XT[i], va[p].reshape(6, 2 * N), out=m.reshape(6, 2 * N))
+        m = va[i]
+        np.matmul(plan.XT[i], va[plan.parent[i]].reshape(6, 2 * N), out=m.reshape(6, 2 * N))
         x, y = m[:, 0], m[:, 1]  # (angular|linear, v|a, N)
         if plan.prismatic[i]:
             # stator_X_rotor = xlt(q e_z): linear part -= (q e_z) x angular part
@@ -143,31 +246,20 @@ def _rnea_chunk(plan, work, q, qd, qdd, gravity):
         np.multiply(src[:, 0, 0], qd[i], out=tt)
         dst[:, 1, 1] -= tt
         m[S, 2, 1] += qdd[i]
-
-        # f_i = I_i a_i + v_i x* I_i v_i ;  v x* [h_n; h_f] = [w x h_n + u x h_f; w x h_f]
-        np.matmul(plan.I[i], m.reshape(6, 2 * N), out=Im.reshape(6, 2 * N))
-        w, u, h = m[0, :, 0], m[1, :, 0], Im[:, :, 0]
-        fi = f[i]
-        fi[...] = Im[:, :, 1]
-        for k, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
-            # (w x h)_k = w_a h_b - w_b h_a, for h_n and h_f at once
-            np.multiply(h[:, b], w[a], out=t3)
-            fi[:, k] += t3
-            np.multiply(h[:, a], w[b], out=t3)
-            fi[:, k] -= t3
-            # (u x h_f)_k
-            np.multiply(h[1, b], u[a], out=t3[0])
-            fi[0, k] += t3[0]
-            np.multiply(h[1, a], u[b], out=t3[0])
-            fi[0, k] -= t3[0]
+        # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
+        _body_force(plan.I[i], m, f[i], Im, t3)
+        if i in fext:
+            f[i] -= fext[i]
 
     # Pass 2: tau_i = S_i^T f_i ;  f_p += Xup_i^T f_i
     for i in range(n - 1, -1, -1):
         fi = f[i]
         S = 1 if plan.prismatic[i] else 0
         tau[i] = fi[S, 2]
+        if wrenches:
+            work["W"][i] = fi
         p = plan.parent[i]
-        if p < 0:
+        if p < 0 and root is None:
             continue
         if plan.prismatic[i]:
             # xlt(q e_z)^T: angular part += (q e_z) x linear part
