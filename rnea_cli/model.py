@@ -51,6 +51,7 @@ class Joint:
     parent_link: str = ""
     child_link: str = ""
     line: int | None = None
+    urdf_joint: str | None = None  # the URDF joint, where it is not `name` (the parts of a planar joint)
 
     @property
     def is_angular(self):
@@ -144,3 +145,46 @@ class Model:
     def body_mass(self, i):
         """Mass of body i after fixed-joint folding (i = -1: the root body)."""
         return float((self.root_inertia if i < 0 else self.inertia[i])[5, 5])
+
+
+class Coordinates:
+    """The columns of a trajectory and of its torques for a model: every movable joint, or with
+    `mimic` all but the mimic followers, which then follow their leaders:
+    q_f = m q_l + o, qd_f = m qd_l, qdd_f = m qdd_l, and tau_l += m tau_f (virtual work).
+
+    Reads like a Model where columns are concerned (`joints`, `joint_names`, `n`, `index`)."""
+
+    def __init__(self, model, mimic=True):
+        self.model, self.name, self.source = model, model.name, model.source
+        by_name = {j.name: i for i, j in enumerate(model.joints)}
+        leader, multiplier, offset = list(range(model.n)), np.ones(model.n), np.zeros(model.n)
+        if mimic:
+            for i, j in enumerate(model.joints):
+                while model.joints[leader[i]].mimic is not None:  # chains resolve to an independent joint
+                    m = model.joints[leader[i]].mimic
+                    offset[i] += multiplier[i] * m.offset
+                    multiplier[i] *= m.multiplier
+                    leader[i] = by_name[m.joint]
+        self.columns = [i for i in range(model.n) if leader[i] == i]  # model joint of each column
+        self.joints = [model.joints[i] for i in self.columns]
+        self.joint_names = [j.name for j in self.joints]
+        self.n = len(self.columns)
+        self.followers = [model.joints[i].name for i in range(model.n) if leader[i] != i]
+        column = {i: k for k, i in enumerate(self.columns)}
+        self._column = np.array([column[leader[i]] for i in range(model.n)], dtype=int)
+        self._multiplier, self._offset = multiplier, offset
+        # tau = tau_full @ M with M[i, column of i's leader] = multiplier of i
+        self._M = np.zeros((model.n, self.n))
+        self._M[np.arange(model.n), self._column] = multiplier
+
+    def index(self, joint_name):
+        return self.joint_names.index(joint_name)
+
+    def expand(self, q, qd, qdd):
+        """(N, n) columns -> (N, model.n) for every joint of the model."""
+        c, m = self._column, self._multiplier
+        return q[:, c] * m + self._offset, qd[:, c] * m, qdd[:, c] * m
+
+    def reflect(self, tau):
+        """(N, model.n) joint torques -> (N, n): followers' torques added to their leaders'."""
+        return tau @ self._M

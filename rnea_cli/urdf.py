@@ -7,6 +7,7 @@ Fixed joints are folded: a link fixed to a body adds its inertia to that body.
 import math
 import os
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from lxml import etree
@@ -15,7 +16,7 @@ from . import spatial
 from .errors import URDFError, URDFWarning
 from .model import MOVABLE, Joint, Limits, Link, Mimic, Model, TreeJoint
 
-UNSUPPORTED = ("floating", "planar")
+PLANAR_PARTS = ("x", "y", "theta")  # a planar joint J is the coordinates J_x, J_y, J_theta
 INERTIA_TOLERANCE = 1e-9  # relative to the largest principal moment
 
 
@@ -188,9 +189,7 @@ class _Reader:
                 raise self.error(el, f"duplicate joint name (first at line {joints[name].sourceline})")
             joints[name] = el
             kind = self.attr(el, "type")
-            if kind in UNSUPPORTED:
-                raise self.error(el, f"joint type '{kind}' is not supported yet")
-            if kind not in MOVABLE + ("fixed",):
+            if kind not in MOVABLE + ("fixed", "planar", "floating"):
                 raise self.error(el, f"unknown joint type '{kind}'")
             ends = []
             for tag in ("parent", "child"):
@@ -218,10 +217,26 @@ class _Reader:
             raise URDFError(self.label, robot.sourceline,
                             f"several root links ({', '.join(roots)}): links must form one tree")
 
-        return self.build(roots[0], links, joints, parent_joint, children)
+        root, world_X_root, tree = roots[0], np.eye(4), []
+        floating = [el for el in joints.values() if el.get("type") == "floating"]
+        for el in floating:
+            parent = el.find("parent").get("link")
+            if parent != root or len(floating) > 1 or len(children[root]) > 1:
+                raise self.error(el, "a floating joint must be the only joint of the root link")
+            tree.append(TreeJoint(el.get("name"), "floating", parent, el.find("child").get("link"), el.sourceline))
+            if self.link_inertia(links[root])[5, 5] > 0:
+                self.warn(links[root], "mass of the world link is ignored (it is fixed in the world)")
+            world_X_root = self.origin(el)
+            del links[root]
+            root = tree[0].child_link
+        model = self.build(root, links, joints, parent_joint, children, tree)
+        if floating:
+            world_X_root.setflags(write=False)
+            model = replace(model, floating=True, world_X_root=world_X_root)
+        return model
 
-    def build(self, root, links, joints, parent_joint, children):
-        model_joints, parents, inertias, link_rows, tree = [], [], [], [], []
+    def build(self, root, links, joints, parent_joint, children, tree):
+        model_joints, parents, inertias, link_rows = [], [], [], []
         root_inertia = np.zeros((6, 6))
         # depth-first from the root, children in declaration order; a movable joint is numbered
         # when its child link is reached: (link, joint into it, parent body, parent_body_H_link)
@@ -232,10 +247,11 @@ class _Reader:
                 kind = jel.get("type")
                 tree.append(TreeJoint(jel.get("name"), kind, jel.find("parent").get("link"), link, jel.sourceline))
                 if kind != "fixed":
-                    model_joints.append(self.movable(jel, kind, body, body_H_link, tree[-1].parent_link, link))
-                    parents.append(body)
-                    inertias.append(np.zeros((6, 6)))
-                    body, body_H_link = len(model_joints) - 1, np.eye(4)
+                    for joint in self.movables(jel, kind, body_H_link, tree[-1].parent_link, link):
+                        model_joints.append(replace(joint, parent=body))
+                        parents.append(body)
+                        inertias.append(np.zeros((6, 6)))
+                        body, body_H_link = len(model_joints) - 1, np.eye(4)
             el = links[link]
             I_link = self.link_inertia(el)
             # I_body += (link_X_body)^T I_link link_X_body
@@ -255,11 +271,20 @@ class _Reader:
             el = parent_joint[unreachable[0]]
             raise self.error(el, f"joints form a cycle through links {', '.join(unreachable)}")
 
-        names = {j.name for j in model_joints}
+        names = {j.name: j for j in model_joints}
         for j in model_joints:
-            if j.mimic is not None and j.mimic.joint not in names:
-                raise self.error(joints[j.name].find("mimic"),
-                                 f"mimics joint '{j.mimic.joint}', which is not a movable joint", joints[j.name])
+            if j.mimic is None:
+                continue
+            el = joints[j.name]
+            if j.mimic.joint not in names:
+                raise self.error(el.find("mimic"), f"mimics joint '{j.mimic.joint}', which is not a movable joint",
+                                 el)
+            seen, leader = {j.name}, names[j.mimic.joint]
+            while leader.mimic is not None:
+                if leader.name in seen:
+                    raise self.error(el.find("mimic"), f"mimic joints form a cycle through '{leader.name}'", el)
+                seen.add(leader.name)
+                leader = names[leader.mimic.joint]
 
         def frozen(a):
             a = np.array(a, dtype=float)
@@ -281,7 +306,25 @@ class _Reader:
             warnings=tuple(self.warnings),
         )
 
-    def movable(self, el, kind, parent, parent_X_stator, parent_link, child_link):
+    def movables(self, el, kind, parent_X_stator, parent_link, child_link):
+        """The Joints of a movable URDF joint: one, or for a planar joint the chain
+        prismatic x, prismatic y, revolute theta in the plane normal to <axis> (massless between)."""
+        if kind != "planar":
+            return [self.movable(el, kind, parent_X_stator, parent_link, child_link)]
+        A = spatial.align_z(self.joint_axis(el))
+        name = el.get("name")
+        parts = []
+        for k, (part, kind_k) in enumerate(zip(PLANAR_PARTS, ("prismatic", "prismatic", "revolute"))):
+            H = parent_X_stator if k == 0 else np.eye(4)
+            H.setflags(write=False)
+            axis = A[:, k].copy()
+            axis.setflags(write=False)
+            parts.append(Joint(name=f"{name}_{part}", type=kind_k, parent=-1, axis=axis,
+                               parent_X_stator=H, parent_link=parent_link, child_link=child_link,
+                               line=el.sourceline, urdf_joint=name))
+        return parts
+
+    def movable(self, el, kind, parent_X_stator, parent_link, child_link):
         dyn = el.find("dynamics")
         mimic_el = el.find("mimic")
         mimic = None
@@ -297,7 +340,7 @@ class _Reader:
         return Joint(
             name=el.get("name"),
             type=kind,
-            parent=parent,
+            parent=-1,  # set by the tree walk
             axis=axis,
             parent_X_stator=parent_X_stator,
             limits=self.joint_limits(el, kind),
