@@ -6,6 +6,7 @@ import time as _time
 import warnings
 
 import click
+import numpy as np
 
 from .errors import RneaError
 
@@ -102,31 +103,57 @@ def trajectory_options(command):
         click.option("--input-format", type=click.Choice(["csv", "yaml", "json"]),
                      help="Trajectory format (default: from the extension; sniffed for '-')."),
         click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
-                     help="Gravity in the root frame, m/s²."),
+                     help="Gravity in the world (root) frame, m/s²."),
         click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
         click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
                      help="Sample period when the trajectory has no time column."),
+        click.option("--floating-base", is_flag=True,
+                     help="The root link is free (6 DoF): base pose, twist and its derivative come from the "
+                          "trajectory. Implied by a floating joint in the URDF."),
+        click.option("--no-mimic", is_flag=True, help="Treat <mimic> followers as independent joints."),
+        click.option("--wrench-frame", type=click.Choice(["world", "link"]), default="world", show_default=True,
+                     help="Frame of the fext_<link>_* wrench columns."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def torque_chunks(robot, trajectory, console, *, input_format, gravity, degrees, dt, quiet):
-    """(model, trajectory, iterator of (chunk, tau)): the reading and computing shared by the commands."""
-    from .rnea import rnea
+def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, dt, floating_base, no_mimic,
+                wrench_frame, quiet, **compute):
+    """(model, coordinates, trajectory, iterator of compute.Block): what the commands share."""
+    from . import compute as engine
+    from .model import Coordinates
     from .trajectory import open_trajectory
 
     model = load_model(robot, console)
-    traj = open_trajectory(trajectory, model, fmt=input_format, degrees=degrees, dt=dt)
+    coords = Coordinates(model, mimic=not no_mimic)
+    floating = floating_base or model.floating
+    links = [link.name for link in model.links]
+    traj = open_trajectory(trajectory, coords, fmt=input_format, degrees=degrees, dt=dt, floating=floating,
+                           links=links)
+    shown = len(traj.notices)
     for notice in traj.notices:
-        console.print(f"note: {notice}", markup=False)
+        console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
+    if coords.followers:
+        console.print(f"note: {len(coords.followers)} mimic joint{'s' if len(coords.followers) > 1 else ''} "
+                      f"follow{'s' if len(coords.followers) == 1 else ''} their leaders "
+                      f"({', '.join(coords.followers[:4])}{', ...' if len(coords.followers) > 4 else ''}); "
+                      "--no-mimic to give them columns of their own", markup=False)
+    if traj.wrenched:
+        fixed = [name for name in traj.wrenched if not floating and next(
+            l for l in model.links if l.name == name).body < 0]
+        console.print(f"note: external wrenches on {', '.join(traj.wrenched)} ({wrench_frame} frame)"
+                      + (f"; those on {', '.join(fixed)} act on the fixed root and change no torque" if fixed else ""),
+                      markup=False)
+    options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, **compute)
 
-    def pairs():
-        for chunk in with_progress(traj.chunks, console, not quiet):
-            yield chunk, rnea(model, chunk.q, chunk.qd, chunk.qdd, gravity=gravity)
+    def stream():
+        yield from engine.blocks(model, coords, with_progress(traj.chunks, console, not quiet), options)
+        for notice in traj.notices[shown:]:  # found while reading
+            console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
 
-    return model, traj, pairs()
+    return model, coords, traj, options, stream()
 
 
 @main.command()
@@ -134,27 +161,79 @@ def torque_chunks(robot, trajectory, console, *, input_format, gravity, degrees,
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write torques here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
               help="Output format (default: from the -o extension, else csv).")
+@click.option("--friction", is_flag=True, help="Add tau_friction_<joint> columns from the URDF's "
+                                                "<dynamics damping friction>.")
+@click.option("--actuators", "actuators_file", metavar="FILE",
+              help="YAML per joint: gear_ratio, rotor_inertia, viscous, coulomb; adds tau_friction_, "
+                   "tau_armature_ and tau_motor_ columns.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
-def torques(robot, trajectory, output, fmt, quiet, **options):
+def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
-    import numpy as np
-
     from . import output as out
-    from .report import Peaks, summary_line, torque_table
+    from .actuators import load_drives
+    from .compute import torque_columns
+    from .model import Coordinates
+    from .report import Peaks, actuator_table, base_wrench_line, summary_line, torque_table
 
     console = stderr_console(quiet)
-    model, traj, pairs = torque_chunks(robot, trajectory, console, quiet=quiet, **options)
-    names = (["time"] if traj.has_time else []) + [f"tau_{name}" for name in model.joint_names]
-    keys = ([("time",)] if traj.has_time else []) + [("tau", name) for name in model.joint_names]
-    peaks = Peaks(model.n)
+    drives = {}
+    if actuators_file:
+        drives = load_drives(actuators_file, Coordinates(load_model(robot, stderr_console(True)),
+                                                         mimic=not options["no_mimic"]))
+    model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, friction=friction,
+                                                    drives=drives, **options)
+    names, keys, values = torque_columns(coords, traj.has_time, opts)
+    peaks, base = Peaks(coords.n), Peaks(2) if opts.floating else None
+    extra = {k: Peaks(coords.n) for k in ("friction", "armature", "motor")} if friction or drives else {}
     with out.destination(output) as stream:
         writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
-        for chunk, tau in pairs:
-            peaks.update(chunk.start, chunk.time, tau)
-            writer.write(np.column_stack([chunk.time, tau]) if traj.has_time else tau)
+        for block in blocks:
+            chunk = block.chunk
+            peaks.update(chunk.start, chunk.time, block.tau)
+            if base is not None:
+                magnitudes = np.column_stack([np.linalg.norm(block.base_wrench[:, 3:], axis=1),
+                                              np.linalg.norm(block.base_wrench[:, :3], axis=1)])
+                base.update(chunk.start, chunk.time, magnitudes)
+            for key, acc in extra.items():
+                if getattr(block, key) is not None:
+                    acc.update(chunk.start, chunk.time, getattr(block, key))
+            writer.write(values(block))
         writer.close()
-    console.print(torque_table(model, peaks, traj.has_time, plain=not console.is_terminal))
-    console.print(summary_line(model, peaks), markup=False)
+    plain = not console.is_terminal
+    console.print(torque_table(coords, peaks, traj.has_time, plain=plain))
+    if extra:
+        console.print(actuator_table(coords, extra, bool(drives), plain=plain))
+    if base is not None:
+        console.print(base_wrench_line(base, traj.has_time), markup=False)
+    console.print(summary_line(coords, peaks), markup=False)
+
+
+@main.command()
+@trajectory_options
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write wrenches here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
+              help="Output format (default: from the -o extension, else csv).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+def wrenches(robot, trajectory, output, fmt, quiet, **options):
+    """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
+    from . import output as out
+    from .compute import wrench_columns
+    from .report import Peaks, wrench_table
+
+    console = stderr_console(quiet)
+    model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, wrenches=True,
+                                                    **options)
+    names, keys, values = wrench_columns(model, traj.has_time)
+    force, moment = Peaks(model.n), Peaks(model.n)
+    with out.destination(output) as stream:
+        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
+        for block in blocks:
+            W, chunk = block.joint_wrenches, block.chunk
+            moment.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, :3], axis=2))
+            force.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, 3:], axis=2))
+            writer.write(values(block))
+        writer.close()
+    console.print(wrench_table(model, force, moment, traj.has_time, plain=not console.is_terminal))
 
 
 @main.command()
@@ -175,26 +254,26 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
     from .limits import LimitCheck, joint_limits, load_limits_file
 
     console = stderr_console(quiet)
-    model, traj, pairs = torque_chunks(robot, trajectory, console, quiet=quiet, **options)
-    overrides = load_limits_file(limits_file, model) if limits_file else None
-    limits, notes = joint_limits(model, overrides)
+    model, coords, traj, _, blocks = open_inputs(robot, trajectory, console, quiet=quiet, **options)
+    overrides = load_limits_file(limits_file, coords) if limits_file else None
+    limits, notes = joint_limits(coords, overrides)
     for note in notes:
         console.print(f"warning: {note}", markup=False)
-    result = LimitCheck(model, limits, margin)
-    for chunk, tau in pairs:
-        result.update(chunk, tau)
+    result = LimitCheck(coords, limits, margin)
+    for block in blocks:
+        result.update(block.chunk, block.tau)
     result.finish()
     failed = bool(result.violations) or (strict and bool(result.unchecked))
     source = traj.label
     if fmt == "text":
         stdout = stdout_console()
-        stdout.print(report.check_table(model, result, traj.has_time, plain=not stdout.is_terminal))
+        stdout.print(report.check_table(coords, result, traj.has_time, plain=not stdout.is_terminal))
         stdout.print(report.verdict(result, strict), markup=False,
                      style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":
-        click.echo(json.dumps(report.check_json(model, result, strict, source), indent=2))
+        click.echo(json.dumps(report.check_json(coords, result, strict, source), indent=2))
     elif fmt == "junit":
-        click.echo(report.check_junit(model, result, strict, source), nl=False)
+        click.echo(report.check_junit(coords, result, strict, source), nl=False)
     else:
         click.echo(report.check_github(result, strict, source, traj.line or (lambda k: None)), nl=False)
         console.print(report.verdict(result, strict), markup=False)

@@ -81,6 +81,7 @@ class Link:
     body: int
     parent_joint: str | None
     line: int | None = None
+    body_H_link: np.ndarray = field(default_factory=lambda: np.eye(4))  # placement in its body's frame
 
 
 @dataclass(frozen=True)

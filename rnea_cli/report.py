@@ -75,6 +75,50 @@ def torque_table(model, peaks, has_time, plain):
     return table
 
 
+def actuator_table(coords, peaks, motors, plain):
+    """Peaks of the actuator terms per joint: friction, and with drives armature and motor torque."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
+    columns = [("friction", "peak |τ friction|")] + ([("armature", "peak |τ armature|"),
+                                                      ("motor", "peak |τ motor|")] if motors else [])
+    table.add_column("joint", no_wrap=True)
+    for _, title in columns:
+        table.add_column(title, justify="right", no_wrap=True)
+    for i, joint in enumerate(coords.joints):
+        u = unit(joint)
+        table.add_row(joint.name, *(f"{_fmt(peaks[key].peak[i])} {u}" for key, _ in columns))
+    return table
+
+
+def base_wrench_line(base, has_time):
+    """The floating base's wrench in words: what contacts or supports must provide."""
+    def when(k):
+        return f"t = {base.time[k]:.6g} s" if has_time else f"sample {base.sample[k]}"
+
+    return (f"base wrench: peak force {_fmt(base.peak[0])} N at {when(0)}, peak moment {_fmt(base.peak[1])} N·m "
+            f"at {when(1)}. It is what contacts or supports must supply: zero only when the motion is "
+            "dynamically consistent with no contact at all.")
+
+
+def wrench_table(model, force, moment, has_time, plain):
+    """Per joint: peak force and moment magnitude that the joint's structure carries."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
+    at = "at " + ("t (s)" if has_time else "sample")
+    for title in ("joint", "peak |force|", at, "peak |moment|", at):
+        table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
+    for i, joint in enumerate(model.joints):
+        def when(acc):
+            return _fmt(float(acc.time[i]), 6) if has_time else str(int(acc.sample[i]))
+        table.add_row(joint.name, f"{_fmt(force.peak[i])} N", when(force), f"{_fmt(moment.peak[i])} N·m",
+                      when(moment))
+    return table
+
+
 def summary_line(model, peaks):
     count = peaks.count
     span = ""

@@ -20,23 +20,43 @@ import numpy as np
 from .errors import TrajectoryError
 
 QUANTITIES = ("q", "qd", "qdd")
+PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
 FORMATS = ("csv", "yaml", "json")
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 BLOCK_BYTES = 1 << 22  # CSV bytes parsed per block
+# floating base: pose (position, unit quaternion x y z w), twist [w; v] in the base frame, its derivative
+BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_TWIST = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
+# external wrench on a link: [n; f], and optionally the point it acts at
+WRENCH = ("tx", "ty", "tz", "fx", "fy", "fz")
+POINT = ("px", "py", "pz")
+QUATERNION_WARN, QUATERNION_ERROR = 1e-6, 1e-2
 
 
 @dataclass
 class Chunk:
-    """Consecutive samples: time (N,) or None; q, qd, qdd (N, n) in model.joint_names order."""
+    """Consecutive samples: time (N,) or None, and the arrays of the column groups, each (N, k):
+    q, qd, qdd (in the coordinates' joint order), and when the trajectory has them base_pose,
+    base_twist, base_dtwist, and per link 'fext:<link>' ([n; f]) and 'fext_at:<link>' (point)."""
 
     start: int  # index of the first sample in the whole trajectory
     time: np.ndarray | None
-    q: np.ndarray
-    qd: np.ndarray | None
-    qdd: np.ndarray | None
+    data: dict
 
     def __len__(self):
-        return len(self.q)
+        return len(self.data["q"])
+
+    @property
+    def q(self):
+        return self.data["q"]
+
+    @property
+    def qd(self):
+        return self.data.get("qd")
+
+    @property
+    def qdd(self):
+        return self.data.get("qdd")
 
 
 @dataclass
@@ -51,6 +71,7 @@ class Trajectory:
     chunks: object = None  # iterator of Chunk
     line: object = None  # sample index -> line number in the file, or None
     size: int | None = None  # bytes, for progress
+    wrenched: tuple = ()  # links with external wrench columns
 
     def where(self, k):
         """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
@@ -71,8 +92,62 @@ def format_of(path, explicit=None):
     return fmt
 
 
-def open_trajectory(path, model, *, fmt=None, degrees=False, dt=None):
-    """Open a trajectory file ('-' is standard input) for `model`; reading happens chunk by chunk."""
+class _Layout:
+    """Which columns make which arrays. A key is (prefix, name), the CSV column `prefix_name`."""
+
+    def __init__(self, coords, floating, links):
+        self.groups = {qty: [(qty, name) for name in coords.joint_names] for qty in QUANTITIES}
+        if floating:
+            self.groups["base_pose"] = [("q", name) for name in BASE_POSE]
+            self.groups["base_twist"] = [("qd", name) for name in BASE_TWIST]
+            self.groups["base_dtwist"] = [("qdd", name) for name in BASE_TWIST]
+        for link in links:
+            self.groups[f"fext:{link}"] = [("fext", f"{link}_{c}") for c in WRENCH]
+            self.groups[f"fext_at:{link}"] = [("fext", f"{link}_{c}") for c in POINT]
+        self.wanted = {key for keys in self.groups.values() for key in keys}
+
+    def key(self, column):
+        """(prefix, name) of a CSV column, or None when it is not one of ours."""
+        for prefix in PREFIXES:  # longest first: qdd_x is qdd of x even if a joint is called d_x
+            if column.startswith(prefix + "_") and (prefix, column[len(prefix) + 1:]) in self.wanted:
+                return prefix, column[len(prefix) + 1:]
+        return None
+
+    def choose(self, label, present):
+        """The groups to read, given the keys present; which quantities to derive. Errors for
+        groups given in part, and for what cannot be done without."""
+        def missing_of(group):
+            return [name for prefix, name in self.groups[group] if (prefix, name) not in present]
+
+        chosen = []
+        for group, keys in self.groups.items():
+            missing = missing_of(group)
+            if len(missing) == len(keys) and group != "q":
+                continue
+            if missing:
+                what = {"q": "q", "qd": "qd", "qdd": "qdd"}.get(group)
+                if what:
+                    raise TrajectoryError(label, None, f"missing {what} for joint{'s' if len(missing) > 1 else ''} "
+                                                       f"{', '.join(missing)}")
+                prefix = keys[0][0]
+                raise TrajectoryError(label, None, f"missing column{'s' if len(missing) > 1 else ''} "
+                                                   f"{', '.join(f'{prefix}_{m}' for m in missing)}")
+            chosen.append(group)
+        derived = tuple(q for q in ("qd", "qdd") if q not in chosen)
+        if derived == ("qd",):
+            raise TrajectoryError(label, None, "qdd is given but qd is not: give both, or neither to derive them")
+        if "base_pose" in self.groups:
+            for group in ("base_pose", "base_twist", "base_dtwist"):
+                if group not in chosen:
+                    raise TrajectoryError(label, None, f"a floating base needs the columns "
+                                                       f"{', '.join(f'{p}_{n}' for p, n in self.groups[group])}")
+        return chosen, derived
+
+
+def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=False, links=()):
+    """Open a trajectory file ('-' is standard input) for `coords` (a Model or Coordinates);
+    reading happens chunk by chunk. floating: read the base columns; links: links whose external
+    wrench columns (fext_<link>_fx ...) may be present."""
     label = "<stdin>" if path == "-" else str(path)
     fmt = format_of(path, fmt)
     try:
@@ -84,16 +159,19 @@ def open_trajectory(path, model, *, fmt=None, degrees=False, dt=None):
         if not hasattr(stream, "peek"):
             stream = io.BufferedReader(io.BytesIO(stream.read()))
         fmt = _sniff(stream.peek(4096)[:4096])
+    layout = _Layout(coords, floating, links)
     if fmt == "csv":
-        traj = _open_csv(stream, label, model)
+        traj = _open_csv(stream, label, layout)
     else:
-        traj = _open_document(stream, label, fmt, model)
+        traj = _open_document(stream, label, fmt, layout)
     traj.size = size
-    angular = np.array([j.is_angular for j in model.joints])
     chunks = traj.chunks
     if degrees:
+        angular = np.array([j.is_angular for j in coords.joints])
         chunks = _to_radians(chunks, angular)
-    missing = tuple(x for x in ("qd", "qdd") if x in traj.derived)
+    if floating:
+        chunks = _unit_quaternions(chunks, traj)
+    missing = traj.derived
     if missing:
         if not traj.has_time:
             if dt is None:
@@ -111,6 +189,27 @@ def open_trajectory(path, model, *, fmt=None, degrees=False, dt=None):
     return traj
 
 
+def _unit_quaternions(chunks, traj):
+    """Normalise base quaternions: a warning above QUATERNION_WARN off unit norm, an error above
+    QUATERNION_ERROR."""
+    warned = False
+    for c in chunks:
+        quat = c.data["base_pose"][:, 3:]
+        norm = np.linalg.norm(quat, axis=1)
+        off = np.abs(norm - 1.0)
+        bad = np.flatnonzero(off > QUATERNION_ERROR)
+        if bad.size:
+            k = int(bad[0])
+            raise TrajectoryError(traj.label, traj.where(c.start + k),
+                                  f"base quaternion has norm {norm[k]:.6g}, not 1 (more than {QUATERNION_ERROR:g} off)")
+        if not warned and off.size and off.max() > QUATERNION_WARN:
+            k = int(off.argmax())
+            traj.notices.append(f"warning: base quaternions normalised (norm {norm[k]:.9g} at {traj.where(c.start + k)})")
+            warned = True
+        c.data["base_pose"] = np.column_stack([c.data["base_pose"][:, :3], quat / norm[:, None]])
+        yield c
+
+
 def _sniff(head):
     text = head.lstrip()
     if text[:1] in (b"{", b"["):
@@ -124,61 +223,17 @@ def _sniff(head):
 def _to_radians(chunks, angular):
     scale = np.where(angular, math.pi / 180.0, 1.0)
     for c in chunks:
-        yield Chunk(c.start, c.time, *(None if x is None else x * scale for x in (c.q, c.qd, c.qdd)))
+        yield Chunk(c.start, c.time, {k: x * scale if k in QUANTITIES else x for k, x in c.data.items()})
 
 
 def _with_time(chunks, dt):
     for c in chunks:
-        yield Chunk(c.start, (c.start + np.arange(len(c))) * float(dt), c.q, c.qd, c.qdd)
-
-
-# -- columns -> joints ---------------------------------------------------------------------------
-
-def _match_columns(names, model):
-    """Map header names to (quantity, joint index); returns (time column, {(qty, j): col}, extras)."""
-    joints = {name: i for i, name in enumerate(model.joint_names)}
-    time_col, cols, extras = None, {}, []
-    for k, name in enumerate(names):
-        if name == "time":
-            if time_col is not None:
-                return None, None, ("duplicate column 'time'", k)
-            time_col = k
-            continue
-        # longest prefix first: "qdd_x" is qdd of x even if a joint is called "d_x"
-        for qty in ("qdd", "qd", "q"):
-            prefix = qty + "_"
-            if name.startswith(prefix) and name[len(prefix):] in joints:
-                key = (qty, joints[name[len(prefix):]])
-                if key in cols:
-                    return None, None, (f"duplicate column '{name}'", k)
-                cols[key] = k
-                break
-        else:
-            extras.append(name)
-    return time_col, cols, extras
-
-
-def _required(label, model, present):
-    """Which of qd/qdd must be derived; errors for joints missing from the file."""
-    n = model.n
-    derived = []
-    for qty in QUANTITIES:
-        have = [j for j in range(n) if (qty, j) in present]
-        if qty == "q" or have:
-            missing = [model.joint_names[j] for j in range(n) if (qty, j) not in present]
-            if missing:
-                raise TrajectoryError(label, None, f"missing {qty} for joint{'s' if len(missing) > 1 else ''} "
-                                                   f"{', '.join(missing)}")
-        else:
-            derived.append(qty)
-    if "qd" in derived and "qdd" not in derived:
-        raise TrajectoryError(label, None, "qdd is given but qd is not: give both, or neither to derive them")
-    return tuple(derived)
+        yield Chunk(c.start, (c.start + np.arange(len(c))) * float(dt), c.data)
 
 
 # -- CSV -----------------------------------------------------------------------------------------
 
-def _open_csv(stream, label, model):
+def _open_csv(stream, label, layout):
     header_line = stream.readline()
     if not header_line.strip():
         raise TrajectoryError(label, None, "empty file" if not header_line else "line 1: empty header")
@@ -187,17 +242,30 @@ def _open_csv(stream, label, model):
     except UnicodeDecodeError:
         raise TrajectoryError(label, "line 1", "header is not UTF-8 text") from None
     names = [n.strip() for n in names]
-    time_col, cols, extras = _match_columns(names, model)
-    if cols is None:
-        raise TrajectoryError(label, f"line 1, column {extras[1] + 1}", extras[0])
-    derived = _required(label, model, cols)
-    traj = Trajectory(label, "csv", time_col is not None, derived)
+    columns, time_col, extras = {}, None, []
+    for k, name in enumerate(names):
+        key = "time" if name == "time" else layout.key(name)
+        if key is None:
+            extras.append(name)
+        elif key == "time" and time_col is not None or key in columns:
+            raise TrajectoryError(label, f"line 1, column {k + 1}", f"duplicate column '{name}'")
+        elif key == "time":
+            time_col = k
+        else:
+            columns[key] = k
+    chosen, derived = layout.choose(label, columns)
+    traj = Trajectory(label, "csv", time_col is not None, derived, wrenched=_wrenched(chosen))
     if extras:
         traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
                             + ", ".join(extras[:8]) + (", ..." if len(extras) > 8 else ""))
     traj.line = lambda k: k + 2
-    traj.chunks = _csv_chunks(stream, label, names, time_col, cols, model.n)
+    groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
+    traj.chunks = _csv_chunks(stream, label, names, time_col, groups)
     return traj
+
+
+def _wrenched(groups):
+    return tuple(g.split(":", 1)[1] for g in groups if g.startswith("fext:"))
 
 
 def _csv_blocks(stream):
@@ -219,11 +287,11 @@ def _csv_blocks(stream):
         line += block.count(b"\n")
 
 
-def _csv_chunks(stream, label, names, time_col, cols, n):
+def _csv_chunks(stream, label, names, time_col, groups):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    wanted = sorted(set(cols.values()) | ({time_col} if time_col is not None else set()))
+    wanted = sorted({k for cols in groups.values() for k in cols} | ({time_col} if time_col is not None else set()))
     keys = [f"c{k}" for k in range(len(names))]
     read = pacsv.ReadOptions(column_names=keys, use_threads=True)
     parse = pacsv.ParseOptions(ignore_empty_lines=False)
@@ -244,17 +312,9 @@ def _csv_chunks(stream, label, names, time_col, cols, n):
                 ok = all(np.isfinite(c).all() for c in columns.values())
             if not ok:
                 raise _diagnose_csv(label, line, block, names, wanted)
-            rows = len(next(iter(columns.values())))
-            arrays = {}
-            for qty in QUANTITIES:
-                if (qty, 0) in cols or (n and (qty, 0) in cols):
-                    arrays[qty] = np.column_stack([columns[cols[(qty, j)]] for j in range(n)]) if n else None
-                else:
-                    arrays[qty] = None
-            q = arrays["q"] if n else np.empty((rows, 0))
-            time = columns[time_col] if time_col is not None else None
-            yield Chunk(start, time, q, arrays["qd"], arrays["qdd"])
-            start += rows
+            data = {g: np.column_stack([columns[k] for k in cols]) for g, cols in groups.items()}
+            yield Chunk(start, columns[time_col] if time_col is not None else None, data)
+            start += table.num_rows
     if start == 0:
         raise TrajectoryError(label, None, "no data rows after the header")
 
@@ -307,29 +367,28 @@ def _load_document(stream, label, fmt):
 
 
 def _samples_to_columns(doc, label):
-    """A list of samples -> the columnar form."""
-    columns = {"time": [], "q": {}, "qd": {}, "qdd": {}}
+    """A list of samples -> the columnar form: {time: [..], prefix: {name: [..]}}."""
+    columns = {}
+    times = []
     for k, sample in enumerate(doc):
         if not isinstance(sample, dict):
             raise TrajectoryError(label, f"sample {k}", "expected a mapping with time, q, qd, qdd")
         for key, value in sample.items():
             if key == "time":
-                columns["time"].append(value)
-            elif key in QUANTITIES and isinstance(value, dict):
-                for joint, x in value.items():
-                    columns[key].setdefault(joint, [None] * k).append(x)
+                times.append(value)
+            elif isinstance(value, dict):
+                block = columns.setdefault(key, {})
+                for name, x in value.items():
+                    block.setdefault(name, [None] * k).append(x)
             else:
                 columns.setdefault(key, None)
-        for qty in QUANTITIES:
-            for values in columns[qty].values():
+        for block in columns.values():
+            for values in (block or {}).values():
                 values.extend([None] * (k + 1 - len(values)))
-    if not columns["time"]:
-        del columns["time"]
-    elif len(columns["time"]) != len(doc):
-        raise TrajectoryError(label, None, "time is given in some samples and not in others")
-    for qty in ("qd", "qdd"):
-        if not columns[qty]:
-            del columns[qty]
+    if times:
+        if len(times) != len(doc):
+            raise TrajectoryError(label, None, "time is given in some samples and not in others")
+        columns["time"] = times
     return columns
 
 
@@ -347,42 +406,42 @@ def _numbers(values, label, path):
     return out
 
 
-def _open_document(stream, label, fmt, model):
+def _open_document(stream, label, fmt, layout):
     doc = _load_document(stream, label, fmt)
     if isinstance(doc, list):
         doc = _samples_to_columns(doc, label)
     if not isinstance(doc, dict) or "q" not in doc:
         raise TrajectoryError(label, None, "expected a mapping with time (optional), q, qd, qdd, "
                                            "or a list of such samples")
-    notices = []
-    extras = [k for k in doc if k not in ("time",) + QUANTITIES]
-    present = {}
-    for qty in QUANTITIES:
-        block = doc.get(qty)
-        if block is None:
+    extras, present = [], {}
+    for prefix, block in doc.items():
+        if prefix == "time":
+            continue
+        if prefix not in PREFIXES:
+            extras.append(prefix)
             continue
         if not isinstance(block, dict):
-            raise TrajectoryError(label, qty, "expected a mapping from joint name to a list of numbers")
-        for joint, values in block.items():
-            if joint in model.joint_names:
-                present[(qty, model.index(joint))] = _numbers(values, label, f"{qty}.{joint}")
+            raise TrajectoryError(label, prefix, "expected a mapping from name to a list of numbers")
+        for name, values in block.items():
+            if (prefix, name) in layout.wanted:
+                present[(prefix, name)] = _numbers(values, label, f"{prefix}.{name}")
             else:
-                extras.append(f"{qty}.{joint}")
-    derived = _required(label, model, present)
+                extras.append(f"{prefix}.{name}")
+    chosen, derived = layout.choose(label, present)
     time = _numbers(doc["time"], label, "time") if "time" in doc else None
-    lengths = {len(v) for v in present.values()} | ({len(time)} if time is not None else set())
+    used = [present[key] for g in chosen for key in layout.groups[g]]
+    lengths = {len(v) for v in used} | ({len(time)} if time is not None else set())
     if len(lengths) > 1:
         raise TrajectoryError(label, None, f"lists of different lengths ({', '.join(map(str, sorted(lengths)))})")
     N = lengths.pop() if lengths else 0
     if N == 0:
         raise TrajectoryError(label, None, "no samples")
+    traj = Trajectory(label, fmt, time is not None, derived, wrenched=_wrenched(chosen))
     if extras:
-        notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
-                       + ", ".join(map(str, extras[:8])) + (", ..." if len(extras) > 8 else ""))
-    arrays = {qty: (np.column_stack([present[(qty, j)] for j in range(model.n)]) if model.n else np.empty((N, 0)))
-              if qty not in derived else None for qty in QUANTITIES}
-    traj = Trajectory(label, fmt, time is not None, derived, notices)
-    traj.chunks = iter([Chunk(0, time, arrays["q"], arrays["qd"], arrays["qdd"])])
+        traj.notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
+                            + ", ".join(map(str, extras[:8])) + (", ..." if len(extras) > 8 else ""))
+    data = {g: np.column_stack([present[key] for key in layout.groups[g]]) for g in chosen}
+    traj.chunks = iter([Chunk(0, time, data)])
     return traj
 
 
@@ -443,16 +502,13 @@ def _check_time(c, label, where):
 
 def _derive(c, need_qd):
     qd = derivative(c.time, c.q) if need_qd else c.qd
-    return Chunk(c.start, c.time, c.q, qd, derivative(c.time, qd))
+    return Chunk(c.start, c.time, {**c.data, "qd": qd, "qdd": derivative(c.time, qd)})
 
 
 def _concat(a, b):
-    def cat(x, y):
-        return None if x is None else np.concatenate([x, y])
-    return Chunk(a.start, cat(a.time, b.time), cat(a.q, b.q), cat(a.qd, b.qd), cat(a.qdd, b.qdd))
+    return Chunk(a.start, np.concatenate([a.time, b.time]),
+                 {k: np.concatenate([x, b.data[k]]) for k, x in a.data.items()})
 
 
 def _slice(c, i, j):
-    def cut(x):
-        return None if x is None else x[i:j]
-    return Chunk(c.start + i, cut(c.time), cut(c.q), cut(c.qd), cut(c.qdd))
+    return Chunk(c.start + i, None if c.time is None else c.time[i:j], {k: x[i:j] for k, x in c.data.items()})

@@ -260,8 +260,9 @@ class _Reader:
                 root_inertia += I_body
             else:
                 inertias[body] += I_body
+            body_H_link.setflags(write=False)
             link_rows.append(Link(link, float(I_link[5, 5]), body, jel.get("name") if jel is not None else None,
-                                  el.sourceline))
+                                  el.sourceline, body_H_link))
             stack.extend((child.find("child").get("link"), child, body, body_H_link @ self.origin(child))
                          for child in reversed(children[link]))
 

@@ -1,0 +1,97 @@
+"""From trajectory chunks to everything the commands print: torques in the trajectory's
+coordinates (mimic followers reflected), the floating base's wrench, actuator terms, joint wrenches."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import actuators
+from .kinematics import link_wrenches_to_bodies
+from .rnea import GRAVITY, inverse_dynamics
+
+
+@dataclass
+class Options:
+    gravity: tuple = GRAVITY
+    floating: bool = False
+    wrench_frame: str = "world"
+    friction: bool = False  # URDF <dynamics damping friction>
+    drives: dict = field(default_factory=dict)  # joint -> actuators.Drive
+    wrenches: bool = False  # joint reaction wrenches
+
+
+@dataclass
+class Block:
+    """Results for one chunk; arrays (N, ...) with wrenches as [n; f]."""
+
+    chunk: object
+    tau: np.ndarray  # (N, m) rigid-body torque in the coordinates' joints
+    base_wrench: np.ndarray | None = None  # (N, 6)
+    friction: np.ndarray | None = None  # (N, m)
+    armature: np.ndarray | None = None
+    motor: np.ndarray | None = None
+    joint_wrenches: np.ndarray | None = None  # (N, n, 6), all movable joints of the model
+
+
+def blocks(model, coords, chunks, options):
+    """Yield a Block per chunk of a trajectory opened for `coords` (with options.floating)."""
+    for chunk in chunks:
+        q, qd, qdd = coords.expand(chunk.q, chunk.qd, chunk.qdd)
+        base = None
+        if options.floating:
+            base = (chunk.data["base_pose"], chunk.data["base_twist"], chunk.data["base_dtwist"])
+        applied = {g.split(":", 1)[1]: (x, chunk.data.get("fext_at:" + g.split(":", 1)[1]))
+                   for g, x in chunk.data.items() if g.startswith("fext:")}
+        f_ext = link_wrenches_to_bodies(model, applied, options.wrench_frame, q, base and base[0])
+        if not options.floating:
+            f_ext.pop(-1, None)  # the fixed root is held by the world
+        result = inverse_dynamics(model, q, qd, qdd, gravity=options.gravity, base=base, f_ext=f_ext,
+                                  wrenches=options.wrenches)
+        block = Block(chunk, coords.reflect(result.tau), result.base_wrench, joint_wrenches=result.joint_wrenches)
+        if options.friction or options.drives:
+            block.friction = (coords.reflect(actuators.friction(model.joints, qd)) if options.friction else 0.0) + \
+                actuators.friction(coords.joints, chunk.qd, options.drives, urdf=False)
+        if options.drives:
+            block.armature = actuators.armature(coords.joints, chunk.qdd, options.drives)
+            block.motor = actuators.motor(coords.joints, block.tau + block.friction + block.armature, options.drives)
+        yield block
+
+
+def torque_columns(coords, has_time, options):
+    """(CSV names, JSON/YAML keys, function Block -> (N, len(names)) array) of `rnea torques`."""
+    names, keys, parts = [], [], []
+    if has_time:
+        names.append("time")
+        keys.append(("time",))
+        parts.append(lambda b: b.chunk.time[:, None])
+    if options.floating:
+        for k, c in enumerate(("fx", "fy", "fz", "tx", "ty", "tz")):
+            names.append(f"base_{c}")
+            keys.append(("base", c))
+        parts.append(lambda b: np.concatenate([b.base_wrench[:, 3:], b.base_wrench[:, :3]], axis=1))
+    groups = [("tau", lambda b: b.tau)]
+    if options.friction or options.drives:
+        groups.append(("tau_friction", lambda b: b.friction))
+    if options.drives:
+        groups += [("tau_armature", lambda b: b.armature), ("tau_motor", lambda b: b.motor)]
+    for prefix, get in groups:
+        names += [f"{prefix}_{j}" for j in coords.joint_names]
+        keys += [(prefix, j) for j in coords.joint_names]
+        parts.append(get)
+    return names, keys, lambda b: np.concatenate([p(b) for p in parts], axis=1)
+
+
+def wrench_columns(model, has_time):
+    """Columns of `rnea wrenches`: <joint>_fx .. <joint>_tz in each joint's frame."""
+    names, keys = (["time"], [("time",)]) if has_time else ([], [])
+    for j in model.joint_names:
+        for c in ("fx", "fy", "fz", "tx", "ty", "tz"):
+            names.append(f"{j}_{c}")
+            keys.append((j, c))
+
+    def values(b):
+        W = b.joint_wrenches
+        W = np.concatenate([W[:, :, 3:], W[:, :, :3]], axis=2).reshape(len(W), -1)  # [f; n] per joint
+        return np.concatenate([b.chunk.time[:, None], W], axis=1) if has_time else W
+
+    return names, keys, values

@@ -1,0 +1,236 @@
+"""The CLI's floating base, mimic joints, external wrenches, actuator terms and `rnea wrenches`,
+end to end against Pinocchio."""
+
+import csv
+import io
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROBOTS, corpus_params, need_corpus
+from oracle import assert_matches, pin_full, random_base
+from rnea_cli import load_urdf
+from rnea_cli.cli import main
+from test_oracle import pin_loadable_xml, random_motion
+
+WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def write_csv(path, columns):
+    names = list(columns)
+    N = len(next(iter(columns.values())))
+    lines = [",".join(names)] + [",".join(repr(float(columns[c][k])) for c in names) for k in range(N)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def read_csv(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    data = np.array([[float(x) for x in r] for r in rows[1:]])
+    return {name: data[:, k] for k, name in enumerate(rows[0])}
+
+
+def joint_columns(names, q, qd, qdd):
+    cols = {}
+    for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        for i, name in enumerate(names):
+            cols[f"{prefix}_{name}"] = x[:, i]
+    return cols
+
+
+def base_columns(pose, twist, dtwist):
+    cols = {f"q_base_{c}": pose[:, k] for k, c in enumerate(("x", "y", "z", "qx", "qy", "qz", "qw"))}
+    for prefix, x in (("qd", twist), ("qdd", dtwist)):  # twist rows are [w; v]
+        for k, c in enumerate(("wx", "wy", "wz", "vx", "vy", "vz")):
+            cols[f"{prefix}_base_{c}"] = x[:, k]
+    return cols
+
+
+def load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_urdf(path)
+
+
+@pytest.mark.parametrize("path", corpus_params(["solo12", "anymal_c"]))
+def test_floating_base_torques_and_base_wrench(path, tmp_path):
+    path = need_corpus(path)
+    model = load(path)
+    rng = np.random.default_rng(1)
+    N = 12
+    q, qd, qdd = random_motion(rng, N, model.n)
+    base = random_base(rng, N)
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(N) * 0.01, **base_columns(*base),
+                                          **joint_columns(model.joint_names, q, qd, qdd)})
+    result = run("torques", path, traj, "--floating-base", "-q")
+    assert result.exit_code == 0, result.stderr
+    out = read_csv(result.stdout)
+    assert list(out)[:7] == ["time"] + [f"base_{c}" for c in WRENCH]
+    pm = pin.buildModelFromXML(pin_loadable_xml(path), pin.JointModelFreeFlyer())
+    tau, base_wrench, _ = pin_full(pm, model.joint_names, q, qd, qdd, base=base)
+    assert_matches(np.column_stack([out[f"tau_{j}"] for j in model.joint_names]), tau)
+    ours = np.column_stack([out[f"base_{c}"] for c in WRENCH])
+    assert_matches(ours, np.concatenate([base_wrench[:, 3:], base_wrench[:, :3]], axis=1))
+    report = run("torques", path, traj, "--floating-base").stderr
+    assert "base wrench: peak force" in report and "zero only when the motion is dynamically consistent" in report
+
+
+def test_floating_base_needs_its_columns_and_unit_quaternions(tmp_path):
+    arm = ROBOTS / "planar2.urdf"
+    rng = np.random.default_rng(2)
+    q, qd, qdd = random_motion(rng, 4, 2)
+    pose, twist, dtwist = random_base(rng, 4)
+    cols = {**base_columns(pose, twist, dtwist), **joint_columns(["shoulder", "elbow"], q, qd, qdd)}
+    result = run("torques", arm, write_csv(tmp_path / "a.csv", {k: v for k, v in cols.items() if "qdd_base" not in k}),
+                 "--floating-base")
+    assert result.exit_code == 2 and "a floating base needs the columns qdd_base_wx" in result.stderr
+    slightly = dict(cols, q_base_qw=cols["q_base_qw"] * (1 + 1e-4))
+    result = run("torques", arm, write_csv(tmp_path / "b.csv", slightly), "--floating-base")
+    assert result.exit_code == 0 and "warning: base quaternions normalised" in result.stderr
+    normal = read_csv(run("torques", arm, write_csv(tmp_path / "n.csv", cols), "--floating-base", "-q").stdout)
+    scaled = pose.copy()
+    scaled[:, 3:] *= 1.005  # within 1e-2: normalised, same result up to round-off
+    again = read_csv(run("torques", arm, write_csv(tmp_path / "s.csv", {**cols, **base_columns(scaled, twist, dtwist)}),
+                         "--floating-base", "-q").stdout)
+    for k in normal:
+        np.testing.assert_allclose(again[k], normal[k], rtol=1e-12, atol=1e-12)
+    bad = dict(cols, q_base_qw=cols["q_base_qw"] + 0.5)
+    result = run("torques", arm, write_csv(tmp_path / "c.csv", bad), "--floating-base")
+    assert result.exit_code == 2 and "c.csv: line 2: base quaternion has norm" in result.stderr
+
+
+@pytest.mark.parametrize("path", corpus_params(["panda", "baxter"]))
+def test_mimic_on_by_default_and_off(path, tmp_path):
+    from rnea_cli.model import Coordinates
+
+    path = need_corpus(path)
+    model = load(path)
+    coords = Coordinates(model)
+    rng = np.random.default_rng(3)
+    q, qd, qdd = random_motion(rng, 10, coords.n)
+    traj = write_csv(tmp_path / "m.csv", joint_columns(coords.joint_names, q, qd, qdd))
+    result = run("torques", path, traj)
+    assert result.exit_code == 0 and "mimic joint" in result.stderr
+    out = read_csv(result.stdout)
+    assert list(out) == [f"tau_{j}" for j in coords.joint_names]
+    pm = pin.buildModelFromUrdf(str(path), mimic=True)
+    assert_matches(np.column_stack(list(out.values())), pin_full(pm, coords.joint_names, q, qd, qdd)[0])
+    result = run("torques", path, traj, "--no-mimic")
+    assert result.exit_code == 2 and "missing q for joint" in result.stderr and coords.followers[0] in result.stderr
+
+
+def test_external_wrenches_world_and_link_frames(tmp_path):
+    """A wrench on a link fixed inside a body (arm7_tool), in world and link frames, at a point."""
+    model = load(ROBOTS / "arm7.urdf")
+    rng = np.random.default_rng(5)
+    N = 8
+    q, qd, qdd = random_motion(rng, N, model.n)
+    w = rng.normal(0, 5, (N, 6))  # [fx fy fz tx ty tz]
+    point = rng.normal(0, 0.2, (N, 3))
+    cols = joint_columns(model.joint_names, q, qd, qdd)
+    cols.update({f"fext_arm7_tool_{c}": w[:, k] for k, c in enumerate(WRENCH)})
+    cols.update({f"fext_arm7_tool_p{c}": point[:, k] for k, c in enumerate("xyz")})
+    traj = write_csv(tmp_path / "w.csv", cols)
+    pm = pin.buildModelFromUrdf(str(ROBOTS / "arm7.urdf"))
+    data = pm.createData()
+    frame = pm.frames[pm.getFrameId("arm7_tool")]
+    for wrench_frame in ("world", "link"):
+        result = run("torques", ROBOTS / "arm7.urdf", traj, "--wrench-frame", wrench_frame, "-q")
+        assert result.exit_code == 0, result.stderr
+        ours = np.column_stack([read_csv(result.stdout)[f"tau_{j}"] for j in model.joint_names])
+        expected = np.empty((N, model.n))
+        for k in range(N):
+            f, n = w[k, :3], w[k, 3:]
+            pin.forwardKinematics(pm, data, q[k])
+            pin.updateFramePlacements(pm, data)
+            if wrench_frame == "world":  # at the point, world axes -> about the world origin -> joint frame
+                local = data.oMi[frame.parentJoint].actInv(pin.Force(f, n + np.cross(point[k], f)))
+            else:  # at the point, link axes -> about the link origin -> joint frame
+                local = frame.placement.act(pin.Force(f, n + np.cross(point[k], f)))
+            fext = pin.StdVec_Force()
+            for _ in range(pm.njoints):
+                fext.append(pin.Force.Zero())
+            fext[frame.parentJoint] = local
+            expected[k] = pin.rnea(pm, data, q[k], qd[k], qdd[k], fext)
+        assert_matches(ours, expected)
+
+
+def test_unknown_wrench_link_is_an_extra_column(tmp_path):
+    model = load(ROBOTS / "planar2.urdf")
+    q = np.zeros((3, 2))
+    cols = {**joint_columns(model.joint_names, q, q, q), "fext_nolink_fx": np.zeros(3)}
+    result = run("torques", ROBOTS / "planar2.urdf", write_csv(tmp_path / "x.csv", cols))
+    assert result.exit_code == 0 and "ignored 1 column not of this robot: fext_nolink_fx" in result.stderr
+    cols = {**joint_columns(model.joint_names, q, q, q), "fext_forearm_fx": np.zeros(3)}
+    result = run("torques", ROBOTS / "planar2.urdf", write_csv(tmp_path / "y.csv", cols))
+    assert result.exit_code == 2 and "missing columns fext_forearm_tx, fext_forearm_ty, fext_forearm_tz, fext_forearm_fy" in result.stderr
+
+
+def test_friction_and_actuators(tmp_path):
+    model = load(ROBOTS / "arm7.urdf")
+    rng = np.random.default_rng(6)
+    N = 9
+    q, qd, qdd = random_motion(rng, N, model.n)
+    qd[0] = 0.0  # at rest: no Coulomb torque
+    traj = write_csv(tmp_path / "a.csv", joint_columns(model.joint_names, q, qd, qdd))
+    out = read_csv(run("torques", ROBOTS / "arm7.urdf", traj, "--friction", "-q").stdout)
+    for i, j in enumerate(model.joints):
+        expected = j.damping * qd[:, i] + j.friction * np.sign(qd[:, i])
+        np.testing.assert_allclose(out[f"tau_friction_{j.name}"], expected, rtol=1e-15, atol=0)
+        assert j.damping > 0 and j.friction > 0
+    drives = tmp_path / "drives.yaml"
+    drives.write_text("arm7_joint1: {gear_ratio: 100, rotor_inertia: 3.0e-5, viscous: 0.2, coulomb: 1.5}\n"
+                      "arm7_joint2: {gear_ratio: 160, rotor_inertia: 1.2e-4}\n")
+    out = read_csv(run("torques", ROBOTS / "arm7.urdf", traj, "--actuators", drives, "-q").stdout)
+    pm = pin.buildModelFromUrdf(str(ROBOTS / "arm7.urdf"))
+    pm.armature = np.r_[100**2 * 3.0e-5, 160**2 * 1.2e-4, np.zeros(5)]
+    with_armature = pin_full(pm, model.joint_names, q, qd, qdd)[0]
+    tau = np.column_stack([out[f"tau_{j}"] for j in model.joint_names])
+    armature = np.column_stack([out[f"tau_armature_{j}"] for j in model.joint_names])
+    assert_matches(tau + armature, with_armature)
+    np.testing.assert_array_equal(out["tau_friction_arm7_joint1"], 0.2 * qd[:, 0] + 1.5 * np.sign(qd[:, 0]))
+    np.testing.assert_array_equal(out["tau_friction_arm7_joint2"], 0 * qd[:, 1])
+    total = out["tau_arm7_joint1"] + out["tau_friction_arm7_joint1"] + out["tau_armature_arm7_joint1"]
+    np.testing.assert_allclose(out["tau_motor_arm7_joint1"], total / 100, rtol=1e-15)
+    np.testing.assert_array_equal(out["tau_motor_arm7_joint3"], out["tau_arm7_joint3"])  # no drive: ratio 1
+    drives.write_text("arm7_joint1: {gear_ratio: 0}\n")
+    result = run("torques", ROBOTS / "arm7.urdf", traj, "--actuators", drives)
+    assert result.exit_code == 2 and "arm7_joint1.gear_ratio: must be positive" in result.stderr
+
+
+@pytest.mark.parametrize("path", corpus_params(["iiwa14", "baxter"]))
+def test_wrenches_command_matches_pinocchio(path, tmp_path):
+    path = need_corpus(path)
+    model = load(path)
+    rng = np.random.default_rng(7)
+    q, qd, qdd = random_motion(rng, 6, model.n)
+    traj = write_csv(tmp_path / "w.csv", {"time": np.arange(6) * 0.1, **joint_columns(model.joint_names, q, qd, qdd)})
+    result = run("wrenches", path, traj, "--no-mimic")
+    assert result.exit_code == 0, result.stderr
+    out = read_csv(result.stdout)
+    ours = np.column_stack([out[f"{j}_{c}"] for j in model.joint_names for c in WRENCH]).reshape(6, model.n, 6)
+    W = pin_full(pin.buildModelFromXML(pin_loadable_xml(path)), model.joint_names, q, qd, qdd)[2]  # [n; f]
+    expected = np.concatenate([W[:, :, 3:], W[:, :, :3]], axis=2)
+    assert_matches(ours.reshape(6, -1), expected.reshape(6, -1))
+    lines = result.stderr.splitlines()
+    assert lines[0].split()[:3] == ["joint", "peak", "|force|"]
+    first = next(l for l in lines if l.startswith(model.joint_names[0] + " "))
+    assert f"{np.linalg.norm(ours[:, 0, :3], axis=1).max():.4g} N" in first
+
+
+def test_planar_joint_columns(tmp_path):
+    from test_oracle_extended import planar_urdf
+
+    (tmp_path / "p.urdf").write_text(planar_urdf())
+    q = np.zeros((3, 4))
+    cols = joint_columns(["pl_x", "pl_y", "pl_theta", "arm"], q, q, q)
+    result = run("torques", tmp_path / "p.urdf", write_csv(tmp_path / "p.csv", cols), "-q")
+    assert result.exit_code == 0
+    assert list(read_csv(result.stdout)) == ["tau_pl_x", "tau_pl_y", "tau_pl_theta", "tau_arm"]
