@@ -124,7 +124,7 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     """(model, coordinates, trajectory, iterator of compute.Block): what the commands share."""
     from . import compute as engine
     from .model import Coordinates
-    from .trajectory import open_trajectory
+    from .trajectory import open_trajectory, prefetch
 
     model = load_model(robot, console)
     coords = Coordinates(model, mimic=not no_mimic)
@@ -149,7 +149,8 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, **compute)
 
     def stream():
-        yield from engine.blocks(model, coords, with_progress(traj.chunks, console, not quiet), options)
+        chunks = with_progress(prefetch(traj.chunks), console, not quiet)
+        yield from engine.blocks(model, coords, chunks, options)
         for notice in traj.notices[shown:]:  # found while reading
             console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
 
@@ -186,7 +187,7 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
     peaks, base = Peaks(coords.n), Peaks(2) if opts.floating else None
     extra = {k: Peaks(coords.n) for k in ("friction", "armature", "motor")} if friction or drives else {}
     with out.destination(output) as stream:
-        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
+        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True)
         for block in blocks:
             chunk = block.chunk
             peaks.update(chunk.start, chunk.time, block.tau)
@@ -226,7 +227,7 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
     names, keys, values = wrench_columns(model, traj.has_time)
     force, moment = Peaks(model.n), Peaks(model.n)
     with out.destination(output) as stream:
-        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys)
+        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True)
         for block in blocks:
             W, chunk = block.joint_wrenches, block.chunk
             moment.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, :3], axis=2))

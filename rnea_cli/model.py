@@ -183,9 +183,11 @@ class Coordinates:
 
     def expand(self, q, qd, qdd):
         """(N, n) columns -> (N, model.n) for every joint of the model."""
+        if not self.followers:
+            return q, qd, qdd
         c, m = self._column, self._multiplier
         return q[:, c] * m + self._offset, qd[:, c] * m, qdd[:, c] * m
 
     def reflect(self, tau):
         """(N, model.n) joint torques -> (N, n): followers' torques added to their leaders'."""
-        return tau @ self._M
+        return tau if not self.followers else tau @ self._M

@@ -17,6 +17,7 @@ from .errors import RneaError
 from .trajectory import EXTENSIONS
 
 FORMATS = ("csv", "json", "yaml")
+SMALL_BLOCK = 20_000  # values; smaller blocks are formatted in Python, without importing polars
 
 
 def output_format(path, explicit=None):
@@ -54,36 +55,52 @@ class TableWriter:
     """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
     e.g. ("time",) or ("tau", "shoulder"); CSV uses `names[k]` as its header."""
 
-    def __init__(self, stream, fmt, names, keys):
+    def __init__(self, stream, fmt, names, keys, background=False):
         self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
         self.blocks = []
-        if fmt == "csv":
-            import pyarrow as pa
-            import pyarrow.csv as pacsv
+        self._pool = None
+        self._pending = []
+        if background and fmt == "csv":  # format and write in a thread while the next block is computed
+            from concurrent.futures import ThreadPoolExecutor
 
-            self._pa, self._pacsv = pa, pacsv
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-writer")
+        if fmt == "csv":
             self._header = io.StringIO()
             csv.writer(self._header, lineterminator="\n").writerow(names)
-            self._options = pacsv.WriteOptions(include_header=False)
-            self._schema = pa.schema([(f"c{k}", pa.float64()) for k in range(len(names))])
 
     def write(self, block):
         """block: (N, len(names)) floats."""
         if self.fmt != "csv":
             self.blocks.append(np.array(block, dtype=float))
             return
+        if self._pool is not None:
+            while len(self._pending) > 1:  # at most two blocks in flight
+                self._pending.pop(0).result()
+            self._pending.append(self._pool.submit(self._write_csv, block))
+            return
+        self._write_csv(block)
+
+    def _write_csv(self, block):
         if self._header is not None:  # written with the first rows, so a bad input prints nothing
             self.stream.write(self._header.getvalue().encode())
             self._header = None
         if len(block) == 0:
             return
-        columns = [self._pa.array(np.ascontiguousarray(block[:, k])) for k in range(block.shape[1])]
-        table = self._pa.Table.from_arrays(columns, schema=self._schema)
-        self._pacsv.write_csv(table, self.stream, write_options=self._options)
+        if block.size < SMALL_BLOCK:  # repr: the shortest digits that read back to the same double
+            self.stream.write("".join(",".join(map(repr, row)) + "\n" for row in block.tolist()).encode())
+            return
+        import polars as pl  # the same digits (ryu), in a thread of its own
+
+        frame = pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])})
+        frame.write_csv(self.stream, include_header=False)
 
     def close(self):
         if self.fmt == "csv":
             self.write(np.empty((0, len(self.names))))
+            for job in self._pending:
+                job.result()
+            if self._pool is not None:
+                self._pool.shutdown()
             return
         data = np.concatenate(self.blocks) if self.blocks else np.empty((0, len(self.names)))
         doc = {}

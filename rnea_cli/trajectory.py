@@ -1,4 +1,4 @@
-"""Trajectories in: CSV (streamed in blocks), YAML and JSON; q, qd, qdd in model order, in chunks.
+"""Trajectories in: CSV (streamed in blocks, parsed by polars), YAML and JSON; q, qd, qdd in model order, in chunks.
 
 CSV: a header row, then one sample per row. Columns `time` (optional) and, per movable joint,
 `q_<joint>`, `qd_<joint>`, `qdd_<joint>`; other columns are ignored. YAML/JSON: columnar
@@ -24,6 +24,7 @@ PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest
 FORMATS = ("csv", "yaml", "json")
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 BLOCK_BYTES = 1 << 22  # CSV bytes parsed per block
+SMALL_BLOCK = 1 << 16  # blocks smaller than this are parsed in Python: no polars to import for small files
 # floating base: pose (position, unit quaternion x y z w), twist [w; v] in the base frame, its derivative
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_TWIST = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
@@ -189,6 +190,41 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
     return traj
 
 
+def prefetch(items, depth=2):
+    """Iterate `items` in a background thread, up to `depth` ahead: reading and parsing (which
+    release the GIL) overlap the computation. Errors are raised in the caller, in order."""
+    import queue
+    import threading
+
+    box = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                box.put((item, None))
+        except BaseException as exc:  # handed to the consumer
+            box.put((None, exc))
+            return
+        box.put((done, None))
+
+    thread = threading.Thread(target=produce, name="rnea-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = box.get()
+            if error is not None:
+                raise error
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+
+
 def _unit_quaternions(chunks, traj):
     """Normalise base quaternions: a warning above QUATERNION_WARN off unit norm, an error above
     QUATERNION_ERROR."""
@@ -269,64 +305,71 @@ def _wrenched(groups):
 
 
 def _csv_blocks(stream):
-    """(line number of the first line, bytes) for blocks of whole lines."""
-    line, carry = 2, b""
+    """Blocks of whole lines: about BLOCK_BYTES, then up to the end of the line."""
     while True:
-        data = stream.read(BLOCK_BYTES)
-        if not data:
-            if carry.strip():
-                yield line, carry + b"\n"
+        block = stream.read(BLOCK_BYTES)
+        if not block:
             return
-        data = carry + data
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry = data
-            continue
-        block, carry = data[:cut], data[cut:]
-        yield line, block
-        line += block.count(b"\n")
+        if not block.endswith(b"\n"):
+            block += stream.readline()
+            if not block.endswith(b"\n"):
+                block += b"\n"
+        yield block
 
 
 def _csv_chunks(stream, label, names, time_col, groups):
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
     wanted = sorted({k for cols in groups.values() for k in cols} | ({time_col} if time_col is not None else set()))
-    keys = [f"c{k}" for k in range(len(names))]
-    read = pacsv.ReadOptions(column_names=keys, use_threads=True)
-    parse = pacsv.ParseOptions(ignore_empty_lines=False)
-    convert = pacsv.ConvertOptions(column_types={keys[k]: pa.float64() for k in wanted},
-                                   include_columns=[keys[k] for k in wanted])
     start = 0
     with stream:
-        for line, block in _csv_blocks(stream):
-            try:
-                table = pacsv.read_csv(io.BytesIO(block), read_options=read, parse_options=parse,
-                                       convert_options=convert)
-                columns = {k: table.column(keys[k]) for k in wanted}
-                ok = all(c.null_count == 0 for c in columns.values())
-            except pa.ArrowInvalid:
-                ok = False
-            if ok:
-                columns = {k: c.to_numpy() for k, c in columns.items()}
-                ok = all(np.isfinite(c).all() for c in columns.values())
-            if not ok:
-                raise _diagnose_csv(label, line, block, names, wanted)
+        for block in _csv_blocks(stream):
+            line = start + 2  # of the block's first row: every row is one line
+            if len(block) < SMALL_BLOCK:
+                columns = _parse_block(label, line, block, names, wanted)
+            else:
+                columns = _parse_block_fast(label, line, block, names, wanted)
+            rows = len(columns[wanted[0]])
             data = {g: np.column_stack([columns[k] for k in cols]) for g, cols in groups.items()}
             yield Chunk(start, columns[time_col] if time_col is not None else None, data)
-            start += table.num_rows
+            start += rows
     if start == 0:
         raise TrajectoryError(label, None, "no data rows after the header")
 
 
-def _diagnose_csv(label, line, block, names, wanted):
-    """The first bad cell or row of a block, as an error naming line and column."""
+def _parse_block_fast(label, line, block, names, wanted):
+    """{column: (N,) floats} of a large block, parsed by polars (multi-threaded, correctly rounded);
+    any doubt is settled by `_parse_block`, which names the bad line and column."""
+    import polars as pl
+
+    last = len(names) - 1  # read too: a row with fewer fields leaves it null
+    keys = [f"c{k}" for k in range(len(names))]
+    try:
+        frame = pl.read_csv(block, has_header=False, new_columns=keys, columns=sorted(set(wanted) | {last}),
+                            infer_schema=False, schema_overrides={keys[k]: pl.Float64 for k in wanted})
+        series = {k: frame.get_column(keys[k]) for k in wanted}
+        ok = all(c.null_count() == 0 for c in series.values())  # a blank line is a row of nulls
+        short = last not in wanted and frame.get_column(keys[last]).null_count() > 0
+    except pl.exceptions.PolarsError:
+        ok = short = False
+    if ok:
+        columns = {k: c.to_numpy() for k, c in series.items()}
+        ok = all(np.isfinite(c).all() for c in columns.values())
+    if not ok or short:  # short: a row with too few fields, or merely empty last cells
+        checked = _parse_block(label, line, block, names, wanted)
+        if not ok:
+            return checked
+    return columns
+
+
+def _parse_block(label, line, block, names, wanted):
+    """{column: (N,) floats} of a block, parsed in Python; the first bad row or cell is an error
+    naming its line and column."""
     text = block.decode("utf-8", errors="replace").splitlines()
+    values = {k: [] for k in wanted}
     for offset, row in enumerate(csv.reader(text)):
         where = f"line {line + offset}"
         if len(row) != len(names):
-            return TrajectoryError(label, where, f"{len(row)} field{'s' if len(row) != 1 else ''}, "
-                                                 f"expected {len(names)} (as in the header)")
+            raise TrajectoryError(label, where, f"{len(row)} field{'s' if len(row) != 1 else ''}, "
+                                                f"expected {len(names)} (as in the header)")
         for k in wanted:
             cell = row[k].strip()
             try:
@@ -335,10 +378,11 @@ def _diagnose_csv(label, line, block, names, wanted):
                 value = None
             if value is None or "_" in cell:
                 what = "empty cell" if not cell else f"not a number: '{cell}'"
-                return TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", what)
+                raise TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", what)
             if not math.isfinite(value):
-                return TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", f"not finite: '{cell}'")
-    return TrajectoryError(label, f"lines {line}-{line + len(text) - 1}", "cannot parse these rows as CSV")
+                raise TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", f"not finite: '{cell}'")
+            values[k].append(value)
+    return {k: np.array(v, dtype=float) for k, v in values.items()}
 
 
 # -- YAML / JSON ---------------------------------------------------------------------------------

@@ -117,10 +117,26 @@ def test_csv_output_reads_back_bit_for_bit(block):
     assert back.tobytes() == block.tobytes()
 
 
-def test_csv_output_is_the_shortest_repr():
-    block = np.array([[0.1, 1 / 3, 1e22, 5e-324, -0.0, 123456789.123456789]])
+def significant_digits(text):
+    mantissa = text.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0").rstrip("0")
+    return len(mantissa)
+
+
+@given(doubles)
+@settings(max_examples=100, deadline=None)
+def test_csv_output_has_the_shortest_round_trip_digits(block):
+    """As many significant digits as Python's repr, which is the shortest that reads back exactly."""
     stream = io.BytesIO()
-    TableWriter(stream, "csv", list("abcdef"), [(c,) for c in "abcdef"]).write(block)
-    cells = stream.getvalue().decode().splitlines()[1].split(",")
-    assert [float(c) for c in cells] == list(block[0])
-    assert all(len(c) <= len(repr(float(x))) for c, x in zip(cells, block[0]))
+    names = [f"c{k}" for k in range(block.shape[1])]
+    TableWriter(stream, "csv", names, [(n,) for n in names]).write(block)
+    cells = [c for line in stream.getvalue().decode().splitlines()[1:] for c in line.split(",")]
+    assert [significant_digits(c) for c in cells] == [significant_digits(repr(float(x))) for x in block.ravel()]
+
+
+def test_ignored_columns_may_stand_anywhere_and_hold_anything(tmp_path):
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    (tmp_path / "m.csv").write_text("time,note,q_shoulder,flag,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n"
+                                    "0,hello,1,,2,3,4,5,6\n1,x y,7,yes,8,9,10,11,12\n")
+    _, data, _ = read_all(tmp_path / "m.csv", model)
+    np.testing.assert_array_equal(data["q"], [[1, 2], [7, 8]])
+    np.testing.assert_array_equal(data["qdd"], [[5, 6], [11, 12]])
