@@ -38,7 +38,24 @@ class _Plan:
             # aligned_X_rotor = rot(A): I' = rot(A)^T I rot(A)
             self.I[i] = spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))
         self.XT_T = np.ascontiguousarray(self.XT.transpose(0, 2, 1))
-        self.I_root = np.array(model.root_inertia)
+        self.K = np.array([force_matrix(I) for I in self.I]).reshape(-1, 6, 27)
+        self.K_root = force_matrix(np.asarray(model.root_inertia))
+
+
+PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
+
+
+def force_matrix(I):
+    """K (6, 27) with I a + v x* I v = K [a; v_a v_b for (a, b) in PAIRS].
+
+    v x* (I v) = crf(v) I v is quadratic in v: since crf(v) = sum_a v_a crf(e_a), it is
+    sum_ab v_a v_b (crf(e_a) I e_b), so each product's column is exact in the entries of I."""
+    B = np.array([spatial.crf(e) @ I for e in np.eye(6)])  # B[a][:, b] = crf(e_a) I e_b
+    K = np.zeros((6, 27))
+    K[:, :6] = I
+    for k, (a, b) in enumerate(PAIRS):
+        K[:, 6 + k] = B[a][:, b] if a == b else B[a][:, b] + B[b][:, a]
+    return K
 
 
 _plans = weakref.WeakKeyDictionary()
@@ -165,7 +182,7 @@ class _Work:
             "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
             "f": (n + 1, 2, 3),  # f_i: (angular|linear, x|y|z, N)
             "W": (n, 2, 3),  # joint wrenches, when asked for
-            "Im": (2, 3, 2),  # [I_i v_i, I_i a_i]
+            "Z": (27,),  # [a_i; v_a v_b]
             "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,), "tau": (n,),
         }
         self.memory = {k: np.empty(shape + (N,)) for k, shape in self.buffers.items()}
@@ -175,23 +192,16 @@ class _Work:
         return {k: a if a.shape[-1] == N else np.empty(a.shape[:-1] + (N,)) for k, a in self.memory.items()}
 
 
-def _body_force(I, m, out, Im, t3):
-    """out = I a + v x* I v for the motion array m = [v, a]; v x* [h_n; h_f] = [w x h_n + u x h_f; w x h_f]."""
+def _body_force(K, m, out, Z):
+    """out = I a + v x* I v = K [a; v_a v_b] for the motion array m = [v, a] (see force_matrix)."""
     N = m.shape[-1]
-    np.matmul(I, m.reshape(6, 2 * N), out=Im.reshape(6, 2 * N))
-    w, u, h = m[0, :, 0], m[1, :, 0], Im[:, :, 0]
-    out[...] = Im[:, :, 1]
-    for k, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
-        # (w x h)_k = w_a h_b - w_b h_a, for h_n and h_f at once
-        np.multiply(h[:, b], w[a], out=t3)
-        out[:, k] += t3
-        np.multiply(h[:, a], w[b], out=t3)
-        out[:, k] -= t3
-        # (u x h_f)_k
-        np.multiply(h[1, b], u[a], out=t3[0])
-        out[0, k] += t3[0]
-        np.multiply(h[1, a], u[b], out=t3[0])
-        out[0, k] -= t3[0]
+    v = m[:, :, 0].reshape(6, N)
+    Z[:6] = m[:, :, 1].reshape(6, N)
+    row = 6
+    for a in range(6):
+        np.multiply(v[a], v[a:], out=Z[row:row + 6 - a])
+        row += 6 - a
+    np.matmul(K, Z, out=out.reshape(6, N))
 
 
 def _rnea_chunk(plan, work, q, qd, qdd, gravity, root=None, fext=None, wrenches=False):
@@ -203,7 +213,7 @@ def _rnea_chunk(plan, work, q, qd, qdd, gravity, root=None, fext=None, wrenches=
     """
     n, N = q.shape
     c, s = np.cos(q), np.sin(q)
-    va, f, Im, tau = work["va"], work["f"], work["Im"], work["tau"]
+    va, f, Z, tau = work["va"], work["f"], work["Z"], work["tau"]
     t1, t2, t3, g = work["t1"], work["t2"], work["t3"], work["g"]
     fext = fext or {}
     if root is None:
@@ -212,7 +222,7 @@ def _rnea_chunk(plan, work, q, qd, qdd, gravity, root=None, fext=None, wrenches=
         va[-1, :, :, 1] = np.concatenate([np.zeros(3), -gravity]).reshape(2, 3, 1)
     else:
         va[-1] = root
-        _body_force(plan.I_root, va[-1], f[-1], Im, t3)
+        _body_force(plan.K_root, va[-1], f[-1], Z)
         if -1 in fext:
             f[-1] -= fext[-1]
 
@@ -247,7 +257,7 @@ def _rnea_chunk(plan, work, q, qd, qdd, gravity, root=None, fext=None, wrenches=
         dst[:, 1, 1] -= tt
         m[S, 2, 1] += qdd[i]
         # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
-        _body_force(plan.I[i], m, f[i], Im, t3)
+        _body_force(plan.K[i], m, f[i], Z)
         if i in fext:
             f[i] -= fext[i]
 
