@@ -30,12 +30,21 @@ def output_format(path, explicit=None):
 
 @contextlib.contextmanager
 def destination(path):
-    """A binary stream for path ('-' or None: stdout); a file appears only if the block succeeds."""
+    """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
+    succeeds (temp file, then rename); a device or pipe (/dev/null, a FIFO) is written in place."""
     if path in (None, "-"):
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
     path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            stream = open(path, "wb")
+        except OSError as exc:
+            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+        with stream:
+            yield stream
+        return
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
@@ -44,6 +53,9 @@ def destination(path):
     try:
         with os.fdopen(fd, "wb") as stream:
             yield stream
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

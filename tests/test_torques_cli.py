@@ -291,3 +291,36 @@ def test_real_pipes(tmp_path):
     assert first.startswith(b"time,tau_shoulder")
     assert "Traceback" not in err and "Error" not in err
     assert proc.returncode in (0, -13)
+
+
+def test_output_to_a_device_or_fifo_is_written_in_place(tmp_path):
+    """-o /dev/null must not replace the device with a file; a FIFO is written through."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run("torques", PLANAR, PLANAR_CSV, "-o", str(fifo), "-q")
+    reader.join(10)
+    assert result.exit_code == 0
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert received[0].decode() == run("torques", PLANAR, PLANAR_CSV, "-q").stdout
+    null = tmp_path / "null"  # a device like /dev/null, made here so that a regression cannot harm the real one
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        return  # not root: the FIFO above covers the same path through the code
+    assert run("torques", PLANAR, PLANAR_CSV, "-o", str(null), "-q").exit_code == 0
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+
+
+def test_output_file_mode_follows_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert run("torques", PLANAR, PLANAR_CSV, "-o", str(tmp_path / "t.csv"), "-q").exit_code == 0
+    finally:
+        os.umask(old)
+    assert oct(os.stat(tmp_path / "t.csv").st_mode & 0o777) == oct(0o644)
