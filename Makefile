@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,15 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
-bench: $(VENV)/.test
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@ $(VENV)/.test $(VENV)/.runtime
+
+bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/run.py
+
+bench-quick: $(VENV)/.bench
+	$(BIN)/python benchmarks/run.py --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

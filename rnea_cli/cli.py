@@ -1,5 +1,6 @@
 """The `rnea` command: parses arguments, calls the library, prints data to stdout and reports to stderr."""
 
+import os
 import signal
 import sys
 import time as _time
@@ -22,6 +23,14 @@ class Group(click.Group):
         except RneaError as exc:
             click.echo(f"rnea: error: {exc}", err=True)
             ctx.exit(2)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # a bug of ours: one line, unless RNEA_DEBUG asks for the traceback
+            if os.environ.get("RNEA_DEBUG"):
+                raise
+            click.echo(f"rnea: internal error: {type(exc).__name__}: {exc} (RNEA_DEBUG=1 shows where; "
+                       "please report it)", err=True)
+            ctx.exit(70)
 
 
 def vector3(ctx, param, value):
@@ -301,7 +310,8 @@ def info(robot, fmt):
         return
     stdout = stdout_console()
     stdout.print(robot_tree(facts))
-    stdout.print(f"{facts['robot'] or 'robot'}: {facts['dof']} degrees of freedom, total mass "
+    base = " + 6 of the floating base" if facts["floating"] else ""
+    stdout.print(f"{facts['robot'] or 'robot'}: {facts['dof']} degrees of freedom{base}, total mass "
                  f"{facts['total_mass']:.6g} kg, root link {facts['root_link']}", markup=False)
     for text in facts["warnings"]:
         stdout.print(f"warning: {text}", markup=False, style="yellow" if stdout.is_terminal else None)

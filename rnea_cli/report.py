@@ -271,15 +271,18 @@ def robot_facts(model):
         if missing:
             warnings.append(f"{joint.name}: no {', '.join(missing)} limit")
     warnings += limit_notes
-    joints = {j.name: (i, j) for i, j in enumerate(model.joints)}
+    parts = {}  # URDF joint -> its coordinates (several for a planar joint)
+    for i, j in enumerate(model.joints):
+        parts.setdefault(j.urdf_joint or j.name, []).append((i, j))
     tree_joints = []
     for tj in model.tree:
         entry = {"name": tj.name, "type": tj.type, "parent_link": tj.parent_link, "child_link": tj.child_link}
-        if tj.name in joints:
-            i, j = joints[tj.name]
+        if tj.name in parts:
+            (i, j), last = parts[tj.name][0], parts[tj.name][-1][1]
             lim = j.limits
             entry.update({
-                "index": i, "axis": [float(x) for x in j.axis],
+                "index": i, "coordinates": [p.name for _, p in parts[tj.name]],
+                "axis": [float(x) for x in last.axis],  # for a planar joint, the plane's normal
                 "limits": {"lower": lim.lower, "upper": lim.upper, "effort": lim.effort, "velocity": lim.velocity},
                 "damping": j.damping, "friction": j.friction, "carried_mass": float(carried[i]),
                 "mimic": None if j.mimic is None else {"joint": j.mimic.joint, "multiplier": j.mimic.multiplier,
@@ -296,6 +299,7 @@ def robot_facts(model):
         links.append(entry)
     return {
         "robot": model.name, "file": model.source, "root_link": model.root_link, "dof": model.n,
+        "floating": model.floating,
         "total_mass": model.body_mass(-1) + sum(model.body_mass(i) for i in range(model.n)),
         "joint_names": model.joint_names, "links": links, "joints": tree_joints, "warnings": warnings,
     }
@@ -319,10 +323,12 @@ def robot_tree(facts):
         return f"{escape(name)}  [dim]{link['mass']:.4g} kg, folded into its parent body[/]"
 
     def joint_label(j):
-        if j["type"] == "fixed":
-            return f"[dim]{escape(j['name'])} (fixed)[/]"
+        if j["type"] in ("fixed", "floating"):
+            return f"[dim]{escape(j['name'])} ({j['type']})[/]"
         lim = j["limits"]
         parts = [f"[cyan]{escape(j['name'])}[/] {j['type']}", "axis " + " ".join(f"{x:.4g}" for x in j["axis"])]
+        if len(j["coordinates"]) > 1:
+            parts.insert(1, "coordinates " + ", ".join(escape(c) for c in j["coordinates"]))
         if lim["lower"] is not None or lim["upper"] is not None:
             parts.append(f"range [{_fmt(lim['lower'])}, {_fmt(lim['upper'])}]")
         parts.append(f"effort {_fmt(lim['effort'])}, velocity {_fmt(lim['velocity'])}")
@@ -330,11 +336,16 @@ def robot_tree(facts):
             parts.append(f"mimics {escape(j['mimic']['joint'])}")
         return ", ".join(parts)
 
-    root = Tree(label(facts["root_link"]))
+    floating = [j for j in facts["joints"] if j["type"] == "floating"]
+    if floating:  # the world link, the floating joint, then the root body
+        top = Tree(f"{escape(floating[0]['parent_link'])} [dim](the world)[/]")
+        root = top.add(joint_label(floating[0])).add(label(facts["root_link"]))
+    else:
+        top = root = Tree(label(facts["root_link"]))
     stack = [(facts["root_link"], root)]
     while stack:
         name, node = stack.pop()
         for joint in by_parent.get(name, []):
             child = node.add(joint_label(joint)).add(label(joint["child_link"]))
             stack.append((joint["child_link"], child))
-    return root
+    return top

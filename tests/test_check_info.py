@@ -197,3 +197,27 @@ def test_info_on_every_corpus_robot(path):
         assert sum("no effort, velocity, position limit" in w for w in facts["warnings"]) == 16
     if path.stem == "romeo_laas_small":
         assert sum("not positive semi-definite" in w for w in facts["warnings"]) == 3
+
+
+def test_info_shows_planar_and_floating_joints(tmp_path):
+    from test_oracle_extended import planar_urdf
+
+    (tmp_path / "p.urdf").write_text(planar_urdf())
+    result = run("info", str(tmp_path / "p.urdf"))
+    assert result.exit_code == 0
+    assert "pl planar, coordinates pl_x, pl_y, pl_theta, axis 0 0 1" in result.stdout
+    (tmp_path / "f.urdf").write_text(planar_urdf().replace('type="planar"', 'type="floating"'))
+    result = run("info", str(tmp_path / "f.urdf"))
+    assert result.stdout.splitlines()[:3] == ["w (the world)", "└── pl (floating)", "    └── b  2 kg"]
+    assert "1 degrees of freedom + 6 of the floating base" in result.stdout
+    facts = json.loads(run("info", str(tmp_path / "f.urdf"), "--format", "json").stdout)
+    assert facts["floating"] is True and facts["root_link"] == "b"
+
+
+def test_an_internal_error_is_one_line(monkeypatch):
+    import rnea_cli.report
+
+    monkeypatch.setattr(rnea_cli.report, "robot_facts", lambda model: {}["boom"])
+    result = run("info", ARM)
+    assert result.exit_code == 70
+    assert result.stderr == "rnea: internal error: KeyError: 'boom' (RNEA_DEBUG=1 shows where; please report it)\n"
