@@ -145,8 +145,9 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     for notice in traj.notices:
         console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
     if coords.followers:
-        console.print(f"note: {len(coords.followers)} mimic joint{'s' if len(coords.followers) > 1 else ''} "
-                      f"follow{'s' if len(coords.followers) == 1 else ''} their leaders "
+        many = len(coords.followers) > 1
+        console.print(f"note: {len(coords.followers)} mimic joint{'s' if many else ''} "
+                      f"follow{'' if many else 's'} {'their leaders' if many else 'its leader'} "
                       f"({', '.join(coords.followers[:4])}{', ...' if len(coords.followers) > 4 else ''}); "
                       "--no-mimic to give them columns of their own", markup=False)
     if traj.wrenched:

@@ -129,7 +129,7 @@ def summary_line(model, peaks):
     if shares:
         share, i = max(shares)
         worst = f"; highest load {100 * share:.0f} % of limit at {model.joints[i].name}"
-    return f"{model.name or 'robot'}: {model.n} joints, {count} samples{span}{worst}"
+    return f"{model.name or 'robot'}: {model.n} joint{'s' if model.n != 1 else ''}, {count} samples{span}{worst}"
 
 
 # -- rnea check ------------------------------------------------------------------------------------
