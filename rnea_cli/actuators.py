@@ -7,12 +7,12 @@ friction).
     motor     = (tau + friction + armature) / ratio  torque at the motor shaft
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import RneaError
+from .jointfile import read_joint_file
 
 KEYS = ("gear_ratio", "rotor_inertia", "viscous", "coulomb")
 
@@ -32,33 +32,13 @@ class Drive:
 
 def load_drives(path, coords):
     """{joint: Drive} from YAML `joint: {gear_ratio: .., rotor_inertia: .., viscous: .., coulomb: ..}`."""
-    import yaml
-
-    try:
-        with open(path, "rb") as f:
-            doc = yaml.safe_load(f)
-    except OSError as exc:
-        raise RneaError(path, None, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        raise RneaError(path, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(doc, dict):
-        raise RneaError(path, None, "expected a mapping from joint name to its drive")
     drives = {}
-    for joint, entry in doc.items():
-        if joint not in coords.joint_names:
-            raise RneaError(path, joint, f"no joint '{joint}' among the trajectory's joints")
-        if not isinstance(entry, dict):
-            raise RneaError(path, joint, f"expected a mapping with {', '.join(KEYS)}")
+    for joint, entry in read_joint_file(path, coords.joint_names, KEYS).items():
         for key, value in entry.items():
-            if key not in KEYS:
-                raise RneaError(path, f"{joint}.{key}", f"unknown key (expected one of {', '.join(KEYS)})")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise RneaError(path, f"{joint}.{key}", f"not a finite number: {value!r}")
             if value < 0 or (key == "gear_ratio" and value == 0):
-                raise RneaError(path, f"{joint}.{key}", f"must be {'positive' if key == 'gear_ratio' else 'at least 0'}")
-        drives[joint] = Drive(**{k: float(v) for k, v in entry.items()})
+                raise RneaError(path, f"{joint}.{key}",
+                                f"must be {'positive' if key == 'gear_ratio' else 'at least 0'}")
+        drives[joint] = Drive(**entry)
     return drives
 
 

@@ -5,12 +5,12 @@ Quantities: `effort` (|tau| <= margin * effort), `velocity` (|qd| <= margin * ve
 trajectory <= margin * rms_effort, only when a limits file gives it).
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import RneaError
+from .jointfile import read_joint_file
 
 QUANTITIES = ("effort", "velocity", "position", "rms_effort")
 EXPECTED = ("effort", "velocity", "position")  # reported as unchecked when a joint has no such limit
@@ -50,37 +50,12 @@ def joint_limits(model, overrides=None):
 def load_limits_file(path, model):
     """{joint: {key: value or None}} from YAML: `joint: {effort: .., velocity: .., lower: .., upper: ..,
     rms_effort: ..}`; null removes a limit."""
-    import yaml
-
-    try:
-        with open(path, "rb") as f:
-            doc = yaml.safe_load(f)
-    except OSError as exc:
-        raise RneaError(path, None, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        raise RneaError(path, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if doc is None:
-        return {}
-    if not isinstance(doc, dict):
-        raise RneaError(path, None, "expected a mapping from joint name to its limits")
-    out = {}
-    for joint, entry in doc.items():
-        if joint not in model.joint_names:
-            raise RneaError(path, joint, f"no movable joint '{joint}' in {model.source}")
-        if not isinstance(entry, dict):
-            raise RneaError(path, joint, f"expected a mapping with {', '.join(KEYS)}")
+    out = read_joint_file(path, model.joint_names, KEYS, nullable=True)
+    for joint, entry in out.items():
         for key, value in entry.items():
-            if key not in KEYS:
-                raise RneaError(path, f"{joint}.{key}", f"unknown limit (expected one of {', '.join(KEYS)})")
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value)):
-                raise RneaError(path, f"{joint}.{key}", f"not a finite number: {value!r}")
             if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
                 raise RneaError(path, f"{joint}.{key}", f"must be positive, got {value!r}")
-        out[joint] = {k: None if v is None else float(v) for k, v in entry.items()}
-        lower, upper = out[joint].get("lower"), out[joint].get("upper")
+        lower, upper = entry.get("lower"), entry.get("upper")
         if lower is not None and upper is not None and lower > upper:
             raise RneaError(path, joint, f"lower {lower!r} is above upper {upper!r}")
     return out

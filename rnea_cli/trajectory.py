@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TrajectoryError
+from .jointfile import yaml_error
 
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
@@ -405,9 +406,7 @@ def _load_document(stream, label, fmt):
     try:
         return yaml.load(data, Loader=loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        raise TrajectoryError(label, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        raise yaml_error(label, exc, TrajectoryError) from None
 
 
 def _samples_to_columns(doc, label):

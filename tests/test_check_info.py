@@ -151,10 +151,10 @@ def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("nope: {effort: 1}\n", "limits.yaml: nope: no movable joint 'nope'"),
+    ("nope: {effort: 1}\n", "limits.yaml: nope: no joint 'nope' among the trajectory's joints"),
     ("arm7_joint1: {effort: x}\n", "limits.yaml: arm7_joint1.effort: not a finite number: 'x'"),
     ("arm7_joint1: {effort: -1}\n", "limits.yaml: arm7_joint1.effort: must be positive"),
-    ("arm7_joint1: {torque: 1}\n", "limits.yaml: arm7_joint1.torque: unknown limit"),
+    ("arm7_joint1: {torque: 1}\n", "limits.yaml: arm7_joint1.torque: unknown key"),
     ("arm7_joint1: {lower: 1, upper: 0}\n", "limits.yaml: arm7_joint1: lower 1.0 is above upper 0.0"),
     ("arm7_joint1: [1\n", "limits.yaml: line 2, column 1: invalid YAML"),
 ])

@@ -1,0 +1,44 @@
+"""Per-joint YAML files (`--limits`, `--actuators`): `joint: {key: number, ...}`, read and checked once."""
+
+import math
+
+from .errors import RneaError
+
+
+def yaml_error(label, exc, error=RneaError):
+    """A YAMLError as our one-line error, with its line and column."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+    return error(label, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}")
+
+
+def read_joint_file(path, joint_names, keys, *, nullable=False):
+    """{joint: {key: float (or None when nullable)}}; errors name the file and the entry."""
+    import yaml
+
+    try:
+        with open(path, "rb") as f:
+            doc = yaml.safe_load(f)
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise yaml_error(path, exc) from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise RneaError(path, None, f"expected a mapping from joint name to {{{', '.join(keys)}}}")
+    out = {}
+    for joint, entry in doc.items():
+        if joint not in joint_names:
+            raise RneaError(path, joint, f"no joint '{joint}' among the trajectory's joints")
+        if not isinstance(entry, dict):
+            raise RneaError(path, joint, f"expected a mapping with {', '.join(keys)}")
+        for key, value in entry.items():
+            if key not in keys:
+                raise RneaError(path, f"{joint}.{key}", f"unknown key (expected one of {', '.join(keys)})")
+            if value is None and nullable:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise RneaError(path, f"{joint}.{key}", f"not a finite number: {value!r}")
+        out[joint] = {k: None if v is None else float(v) for k, v in entry.items()}
+    return out
