@@ -23,7 +23,14 @@ class Group(click.Group):
         except RneaError as exc:
             click.echo(f"rnea: error: {exc}", err=True)
             ctx.exit(2)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt, BrokenPipeError):
+        except BrokenPipeError:  # the reader went away (SIGPIPE ignored by our parent): end quietly
+            sys.stderr.flush()
+            os._exit(141)
+        except OSError as exc:  # writing the output failed: a full disk, /dev/full, a lost mount
+            where = exc.filename or "output"
+            click.echo(f"rnea: error: {where}: cannot write: {exc.strerror or exc}", err=True)
+            ctx.exit(2)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:  # a bug of ours: one line, unless RNEA_DEBUG asks for the traceback
             if os.environ.get("RNEA_DEBUG"):
@@ -31,6 +38,13 @@ class Group(click.Group):
             click.echo(f"rnea: internal error: {type(exc).__name__}: {exc} (RNEA_DEBUG=1 shows where; "
                        "please report it)", err=True)
             ctx.exit(70)
+
+
+def positive(ctx, param, value):
+    """A finite number > 0 (click's FloatRange lets nan and inf through)."""
+    if value is not None and not (0 < value < float("inf")):
+        raise click.BadParameter(f"{value!r} is not a finite number above 0")
+    return value
 
 
 def vector3(ctx, param, value):
@@ -69,8 +83,6 @@ def load_model(path, console):
         model = load_urdf(path)
     for text in model.warnings:
         console.print(f"warning: {text}", markup=False)
-    if model.n == 0:
-        raise RneaError(path, None, "the robot has no movable joint")
     return model
 
 
@@ -114,7 +126,7 @@ def trajectory_options(command):
         click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
                      help="Gravity in the world (root) frame, m/s²."),
         click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
-        click.option("--dt", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+        click.option("--dt", type=float, callback=positive, metavar="SECONDS",
                      help="Sample period when the trajectory has no time column."),
         click.option("--floating-base", is_flag=True,
                      help="The root link is free (6 DoF): base pose, twist and its derivative come from the "
@@ -138,6 +150,8 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     model = load_model(robot, console)
     coords = Coordinates(model, mimic=not no_mimic)
     floating = floating_base or model.floating
+    if model.n == 0 and not floating:
+        raise RneaError(robot, None, "the robot has no movable joint (--floating-base for a free body)")
     links = [link.name for link in model.links]
     traj = open_trajectory(trajectory, coords, fmt=input_format, degrees=degrees, dt=dt, floating=floating,
                            links=links)
@@ -160,7 +174,7 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
 
     def stream():
         chunks = with_progress(prefetch(traj.chunks), console, not quiet)
-        yield from engine.blocks(model, coords, chunks, options)
+        yield from engine.blocks(model, coords, chunks, options, traj)
         for notice in traj.notices[shown:]:  # found while reading
             console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
 
@@ -211,7 +225,8 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
             writer.write(values(block))
         writer.close()
     plain = not console.is_terminal
-    console.print(torque_table(coords, peaks, traj.has_time, plain=plain))
+    if coords.n:
+        console.print(torque_table(coords, peaks, traj.has_time, plain=plain))
     if extra:
         console.print(actuator_table(coords, extra, bool(drives), plain=plain))
     if base is not None:
@@ -251,7 +266,7 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
 @trajectory_options
 @click.option("--limits", "limits_file", metavar="FILE",
               help="YAML overriding or adding limits per joint: effort, velocity, lower, upper, rms_effort.")
-@click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("--margin", type=float, callback=positive, default=1.0, show_default=True,
               help="Allowed fraction of the effort, velocity and rms_effort limits.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github"]), default="text",
               show_default=True, help="Report format, on stdout.")
@@ -266,11 +281,11 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
 
     console = stderr_console(quiet)
     model, coords, traj, _, blocks = open_inputs(robot, trajectory, console, quiet=quiet, **options)
-    overrides = load_limits_file(limits_file, coords) if limits_file else None
-    limits, notes = joint_limits(coords, overrides)
+    overrides = load_limits_file(limits_file, model) if limits_file else None
+    limits, notes = joint_limits(model, overrides, limits_file)
     for note in notes:
         console.print(f"warning: {note}", markup=False)
-    result = LimitCheck(coords, limits, margin)
+    result = LimitCheck(model, coords, limits, margin)
     for block in blocks:
         result.update(block.chunk, block.tau)
     result.finish()
@@ -278,7 +293,7 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
     source = traj.label
     if fmt == "text":
         stdout = stdout_console()
-        stdout.print(report.check_table(coords, result, traj.has_time, plain=not stdout.is_terminal))
+        stdout.print(report.check_table(model, result, traj.has_time, plain=not stdout.is_terminal))
         stdout.print(report.verdict(result, strict), markup=False,
                      style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":
@@ -312,7 +327,8 @@ def info(robot, fmt):
     stdout = stdout_console()
     stdout.print(robot_tree(facts))
     base = " + 6 of the floating base" if facts["floating"] else ""
-    stdout.print(f"{facts['robot'] or 'robot'}: {facts['dof']} degrees of freedom{base}, total mass "
+    dof = f"{facts['dof']} degree{'s' if facts['dof'] != 1 else ''} of freedom"
+    stdout.print(f"{facts['robot'] or 'robot'}: {dof}{base}, total mass "
                  f"{facts['total_mass']:.6g} kg, root link {facts['root_link']}", markup=False)
     for text in facts["warnings"]:
         stdout.print(f"warning: {text}", markup=False, style="yellow" if stdout.is_terminal else None)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actuators
+from .errors import TrajectoryError
 from .kinematics import link_wrenches_to_bodies
 from .rnea import GRAVITY, inverse_dynamics
 
@@ -33,8 +34,9 @@ class Block:
     joint_wrenches: np.ndarray | None = None  # (N, n, 6), all movable joints of the model
 
 
-def blocks(model, coords, chunks, options):
-    """Yield a Block per chunk of a trajectory opened for `coords` (with options.floating)."""
+def blocks(model, coords, chunks, options, where):
+    """Yield a Block per chunk of a trajectory opened for `coords` (with options.floating);
+    where: the Trajectory, to name a sample in an error."""
     for chunk in chunks:
         q, qd, qdd = coords.expand(chunk.q, chunk.qd, chunk.qdd)
         base = None
@@ -45,8 +47,14 @@ def blocks(model, coords, chunks, options):
         f_ext = link_wrenches_to_bodies(model, applied, options.wrench_frame, q, base and base[0])
         if not options.floating:
             f_ext.pop(-1, None)  # the fixed root is held by the world
-        result = inverse_dynamics(model, q, qd, qdd, gravity=options.gravity, base=base, f_ext=f_ext,
-                                  wrenches=options.wrenches)
+        with np.errstate(all="ignore"):  # overflow is reported below, as an input error
+            result = inverse_dynamics(model, q, qd, qdd, gravity=options.gravity, base=base, f_ext=f_ext,
+                                      wrenches=options.wrenches)
+        bad = ~np.isfinite(result.tau).all(axis=1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise TrajectoryError(where.label, where(chunk.start + k),
+                                  "torques overflow (not finite): the values of this sample are too large")
         block = Block(chunk, coords.reflect(result.tau), result.base_wrench, joint_wrenches=result.joint_wrenches)
         if options.friction or options.drives:
             block.friction = (coords.reflect(actuators.friction(model.joints, qd)) if options.friction else 0.0) + \

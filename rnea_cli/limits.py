@@ -26,8 +26,10 @@ class JointLimits:
     rms_effort: float | None = None
 
 
-def joint_limits(model, overrides=None):
-    """Per joint the limits to check, and warnings. URDF limits of 0 count as absent."""
+def joint_limits(model, overrides=None, source=None):
+    """Per joint of the model, the limits to check, and warnings. URDF limits of 0, and a URDF
+    range with lower >= upper, count as absent; an override that leaves lower >= upper is an error
+    naming `source`."""
     limits, notes = [], []
     for joint in model.joints:
         u = joint.limits
@@ -38,11 +40,15 @@ def joint_limits(model, overrides=None):
                 notes.append(f"{joint.name}: URDF {key} limit is 0, treated as absent")
         if joint.type == "continuous":
             lim.lower = lim.upper = None
-        elif lim.lower is not None and lim.lower == lim.upper == 0:
+        elif lim.lower is not None and lim.upper is not None and lim.lower >= lim.upper:
+            notes.append(f"{joint.name}: URDF position limits [{lim.lower:g}, {lim.upper:g}] leave no range, "
+                         "treated as absent")
             lim.lower = lim.upper = None
-            notes.append(f"{joint.name}: URDF position limits are both 0, treated as absent")
         for key, value in (overrides or {}).get(joint.name, {}).items():
             setattr(lim, key, value)
+        if lim.lower is not None and lim.upper is not None and lim.lower >= lim.upper:
+            raise RneaError(source, joint.name, f"lower {lim.lower:g} is not below upper {lim.upper:g} "
+                                                "(with the URDF's limits)")
         limits.append(lim)
     return limits, notes
 
@@ -56,8 +62,8 @@ def load_limits_file(path, model):
             if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
                 raise RneaError(path, f"{joint}.{key}", f"must be positive, got {value!r}")
         lower, upper = entry.get("lower"), entry.get("upper")
-        if lower is not None and upper is not None and lower > upper:
-            raise RneaError(path, joint, f"lower {lower!r} is above upper {upper!r}")
+        if lower is not None and upper is not None and lower >= upper:
+            raise RneaError(path, joint, f"lower {lower!r} is not below upper {upper!r}")
     return out
 
 
@@ -107,14 +113,22 @@ class Check:
 
 
 class LimitCheck:
-    """Streams (chunk, tau) through the checks; `checks` and `unchecked` hold the outcome."""
+    """Streams (chunk, tau) through the checks; `checks` and `unchecked` hold the outcome.
 
-    def __init__(self, model, limits, margin=1.0):
-        self.model, self.margin = model, margin
+    Velocity and position are checked on every joint of the model (mimic followers too, from
+    their leaders' motion); effort and rms_effort on the trajectory's columns (`coords`), since a
+    follower's torque is reflected to, and delivered by, its leader."""
+
+    def __init__(self, model, coords, limits, margin=1.0):
+        self.coords, self.margin = coords, margin
         self.checks, self.unchecked = [], []
-        self._plan = []  # (check, joint index, kind)
+        self._plan = []  # (check, index into the model's joints or the columns, quantity)
+        columns = {name: k for k, name in enumerate(coords.joint_names)}
         for i, (joint, lim) in enumerate(zip(model.joints, limits)):
             for quantity in QUANTITIES:
+                on_torque = quantity in ("effort", "rms_effort")
+                if on_torque and joint.name not in columns:
+                    continue
                 if quantity == "position":
                     limit = None if lim.lower is None or lim.upper is None else (lim.lower, lim.upper)
                 else:
@@ -125,25 +139,26 @@ class LimitCheck:
                     continue
                 check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0)
                 self.checks.append(check)
-                self._plan.append((check, i, quantity))
-        self._sumsq = np.zeros(model.n)
+                self._plan.append((check, columns[joint.name] if on_torque else i, quantity))
+        self._sumsq = np.zeros(coords.n)
         self._count = 0
 
     def update(self, chunk, tau):
         self._sumsq += np.einsum("ij,ij->j", tau, tau)
         self._count += len(tau)
+        q, qd, _ = self.coords.expand(chunk.q, chunk.qd, chunk.qdd)
         for check, i, quantity in self._plan:
             if quantity == "rms_effort":
                 continue
             if quantity == "position":
                 lower, upper = check.limit
-                x = chunk.q[:, i]
+                x = q[:, i]
                 middle, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
-                over = (x < lower) | (x > upper)
-                use = np.abs(x - middle) / half if half > 0 else np.where(x == middle, 0.0, np.inf)
+                over = ~((x >= lower) & (x <= upper))  # NaN counts as over
+                use = np.abs(x - middle) / half
             else:
-                x = tau[:, i] if quantity == "effort" else chunk.qd[:, i]
-                over = np.abs(x) > check.allowed
+                x = tau[:, i] if quantity == "effort" else qd[:, i]
+                over = ~(np.abs(x) <= check.allowed)  # NaN counts as over
                 use = np.abs(x) / check.allowed
             self._record(check, chunk, x, over, use)
 
@@ -164,7 +179,7 @@ class LimitCheck:
     def finish(self):
         """Complete the whole-trajectory checks (RMS) once every chunk has been seen."""
         rms = np.sqrt(self._sumsq / max(self._count, 1))
-        index = {name: i for i, name in enumerate(self.model.joint_names)}
+        index = {name: i for i, name in enumerate(self.coords.joint_names)}
         for check in self.checks:
             if check.quantity == "rms_effort":
                 value = float(rms[index[check.joint]])

@@ -43,6 +43,14 @@ class Peaks:
         return np.sqrt(self.sumsq / max(self.count, 1))
 
 
+def _row(table, *cells):
+    """Add a row whose text is shown as is (a joint may be named 'j[/x]'); long names fold."""
+    from rich.text import Text
+
+    table.columns[0].no_wrap, table.columns[0].overflow = False, "fold"
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
 def _fmt(x, digits=4):
     return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
 
@@ -71,7 +79,7 @@ def torque_table(model, peaks, has_time, plain):
             limit = f"{effort:g} {u}"
         else:
             pct, limit = Text("—"), "none"
-        table.add_row(joint.name, f"{_fmt(peaks.peak[i])} {u}", when, f"{_fmt(peaks.rms[i])} {u}", limit, pct)
+        _row(table, joint.name, f"{_fmt(peaks.peak[i])} {u}", when, f"{_fmt(peaks.rms[i])} {u}", limit, pct)
     return table
 
 
@@ -88,13 +96,15 @@ def actuator_table(coords, peaks, motors, plain):
         table.add_column(title, justify="right", no_wrap=True)
     for i, joint in enumerate(coords.joints):
         u = unit(joint)
-        table.add_row(joint.name, *(f"{_fmt(peaks[key].peak[i])} {u}" for key, _ in columns))
+        _row(table, joint.name, *(f"{_fmt(peaks[key].peak[i])} {u}" for key, _ in columns))
     return table
 
 
 def base_wrench_line(base, has_time):
     """The floating base's wrench in words: what contacts or supports must provide."""
     def when(k):
+        if base.peak[k] == 0:
+            return "every sample"
         return f"t = {base.time[k]:.6g} s" if has_time else f"sample {base.sample[k]}"
 
     return (f"base wrench: peak force {_fmt(base.peak[0])} N at {when(0)}, peak moment {_fmt(base.peak[1])} N·m "
@@ -114,7 +124,7 @@ def wrench_table(model, force, moment, has_time, plain):
     for i, joint in enumerate(model.joints):
         def when(acc):
             return _fmt(float(acc.time[i]), 6) if has_time else str(int(acc.sample[i]))
-        table.add_row(joint.name, f"{_fmt(force.peak[i])} N", when(force), f"{_fmt(moment.peak[i])} N·m",
+        _row(table, joint.name, f"{_fmt(force.peak[i])} N", when(force), f"{_fmt(moment.peak[i])} N·m",
                       when(moment))
     return table
 
@@ -129,7 +139,8 @@ def summary_line(model, peaks):
     if shares:
         share, i = max(shares)
         worst = f"; highest load {100 * share:.0f} % of limit at {model.joints[i].name}"
-    return f"{model.name or 'robot'}: {model.n} joint{'s' if model.n != 1 else ''}, {count} samples{span}{worst}"
+    return (f"{model.name or 'robot'}: {model.n} joint{'s' if model.n != 1 else ''}, "
+            f"{count} sample{'s' if count != 1 else ''}{span}{worst}")
 
 
 # -- rnea check ------------------------------------------------------------------------------------
@@ -179,10 +190,10 @@ def check_table(model, result, has_time, plain):
             first = f"{c.first_time:.6g} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
         elif c.quantity == "rms_effort" and not c.ok:
             first = "whole run"
-        table.add_row(c.joint, c.quantity, f"{c.worst:.4g} {u}", _limit_text(c, u),
+        _row(table, c.joint, c.quantity, f"{c.worst:.4g} {u}", _limit_text(c, u),
                       Text(f"{100 * c.utilisation:.0f} %", style=style), first, str(c.count))
     for joint, quantity in result.unchecked:
-        table.add_row(joint, quantity, "", "none", Text("unchecked", style=None if plain else "dim"), "", "")
+        _row(table, joint, quantity, "", "none", Text("unchecked", style=None if plain else "dim"), "", "")
     return table
 
 

@@ -64,10 +64,10 @@ def pose_inv(H):
 def align_z(axis):
     """A rotation A with A @ e_z == axis (unit axis): the frame in which the joint axis is z.
 
-    Its x is e_x projected onto the plane normal to axis (e_y when axis is near x), so A is the
-    identity for axis = e_z."""
+    Its x is e_x projected onto the plane normal to axis (e_y projected when axis is along x), so
+    A is the identity for axis = e_z."""
     z = np.asarray(axis, dtype=float)
-    helper = E3[0] if abs(z[0]) < 0.9 else E3[1]
+    helper = E3[0] if abs(z[0]) < 1.0 - 1e-9 else E3[1]
     x = helper - (helper @ z) * z
     x /= np.linalg.norm(x)
     y = np.cross(z, x)

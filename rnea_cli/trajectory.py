@@ -75,10 +75,12 @@ class Trajectory:
     size: int | None = None  # bytes, for progress
     wrenched: tuple = ()  # links with external wrench columns
 
-    def where(self, k):
+    def __call__(self, k):
         """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
         line = self.line(k) if self.line else None
         return f"line {line}" if line is not None else f"sample {k}"
+
+    where = __call__
 
 
 def format_of(path, explicit=None):
@@ -106,7 +108,14 @@ class _Layout:
         for link in links:
             self.groups[f"fext:{link}"] = [("fext", f"{link}_{c}") for c in WRENCH]
             self.groups[f"fext_at:{link}"] = [("fext", f"{link}_{c}") for c in POINT]
-        self.wanted = {key for keys in self.groups.values() for key in keys}
+        owner = {}
+        for group, keys in self.groups.items():
+            for key in keys:
+                if key in owner:  # e.g. a joint named base_x next to a floating base
+                    raise TrajectoryError(coords.source, None, f"column {key[0]}_{key[1]} would belong both to "
+                                                               f"{_group_name(owner[key])} and to {_group_name(group)}")
+                owner[key] = group
+        self.wanted = set(owner)
 
     def key(self, column):
         """(prefix, name) of a CSV column, or None when it is not one of ours."""
@@ -123,6 +132,9 @@ class _Layout:
 
         chosen = []
         for group, keys in self.groups.items():
+            if not keys:  # q, qd, qdd of a robot without joints (a free body)
+                chosen.append(group)
+                continue
             missing = missing_of(group)
             if len(missing) == len(keys) and group != "q":
                 continue
@@ -146,6 +158,10 @@ class _Layout:
         return chosen, derived
 
 
+def _group_name(group):
+    return {"q": "a joint", "qd": "a joint", "qdd": "a joint"}.get(group, group.replace("_", " ").replace(":", " of "))
+
+
 def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=False, links=()):
     """Open a trajectory file ('-' is standard input) for `coords` (a Model or Coordinates);
     reading happens chunk by chunk. floating: read the base columns; links: links whose external
@@ -167,6 +183,8 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
     else:
         traj = _open_document(stream, label, fmt, layout)
     traj.size = size
+    if dt is not None and traj.has_time:
+        raise TrajectoryError(label, None, "--dt is for a trajectory without a time column, and this one has one")
     chunks = traj.chunks
     if degrees:
         angular = np.array([j.is_angular for j in coords.joints])
@@ -187,6 +205,7 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
     elif dt is not None and not traj.has_time:
         chunks = _with_time(chunks, dt)
         traj.has_time = True
+
     traj.chunks = chunks
     return traj
 
@@ -248,12 +267,15 @@ def _unit_quaternions(chunks, traj):
 
 
 def _sniff(head):
+    """'json', 'yaml' or 'csv' from the first bytes of standard input."""
+    import re
+
     text = head.lstrip()
     if text[:1] in (b"{", b"["):
         return "json"
-    first = text.split(b"\n", 1)[0]
-    if b":" in first or first.startswith(b"-") or first.startswith(b"#"):
-        return "yaml"
+    first = text.split(b"\n", 1)[0].rstrip(b"\r")
+    if first.startswith((b"#", b"---", b"- ")) or re.match(rb"^[\w\"']+\s*:(\s|$)", first):
+        return "yaml"  # a comment, a document start, a list item, or a mapping key
     return "csv"
 
 
@@ -301,21 +323,32 @@ def _open_csv(stream, label, layout):
     return traj
 
 
+def _stack(columns, rows):
+    """(rows, len(columns)) from 1-D columns; (rows, 0) for none (a robot with no joint)."""
+    return np.column_stack(columns) if columns else np.empty((rows, 0))
+
+
 def _wrenched(groups):
     return tuple(g.split(":", 1)[1] for g in groups if g.startswith("fext:"))
 
 
 def _csv_blocks(stream):
-    """Blocks of whole lines: about BLOCK_BYTES, then up to the end of the line."""
+    """Blocks of whole lines: about BLOCK_BYTES, then up to the end of the line. Blank lines at
+    the very end of the file are dropped (elsewhere a blank line is an error)."""
+    held = None
     while True:
         block = stream.read(BLOCK_BYTES)
         if not block:
-            return
+            break
         if not block.endswith(b"\n"):
             block += stream.readline()
-            if not block.endswith(b"\n"):
-                block += b"\n"
-        yield block
+        if held is not None:
+            yield held
+        held = block
+    if held is not None:
+        held = held.rstrip(b" \t\r\n")
+        if held:
+            yield held + b"\n"
 
 
 def _csv_chunks(stream, label, names, time_col, groups):
@@ -329,7 +362,7 @@ def _csv_chunks(stream, label, names, time_col, groups):
             else:
                 columns = _parse_block_fast(label, line, block, names, wanted)
             rows = len(columns[wanted[0]])
-            data = {g: np.column_stack([columns[k] for k in cols]) for g, cols in groups.items()}
+            data = {g: _stack([columns[k] for k in cols], rows) for g, cols in groups.items()}
             yield Chunk(start, columns[time_col] if time_col is not None else None, data)
             start += rows
     if start == 0:
@@ -419,7 +452,9 @@ def _samples_to_columns(doc, label):
         for key, value in sample.items():
             if key == "time":
                 times.append(value)
-            elif isinstance(value, dict):
+            elif key in PREFIXES:
+                if not isinstance(value, dict):
+                    raise TrajectoryError(label, f"sample {k}: {key}", "expected a mapping from name to a number")
                 block = columns.setdefault(key, {})
                 for name, x in value.items():
                     block.setdefault(name, [None] * k).append(x)
@@ -440,6 +475,11 @@ def _numbers(values, label, path):
         raise TrajectoryError(label, path, f"expected a list of numbers, got {type(values).__name__}")
     out = np.empty(len(values))
     for k, x in enumerate(values):
+        if isinstance(x, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
+            try:
+                x = float(x)
+            except ValueError:
+                pass
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             what = "missing" if x is None else f"not a number: {x!r}"
             raise TrajectoryError(label, f"{path}[{k}]", what)
@@ -483,7 +523,7 @@ def _open_document(stream, label, fmt, layout):
     if extras:
         traj.notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
                             + ", ".join(map(str, extras[:8])) + (", ..." if len(extras) > 8 else ""))
-    data = {g: np.column_stack([present[key] for key in layout.groups[g]]) for g in chosen}
+    data = {g: _stack([present[key] for key in layout.groups[g]], N) for g in chosen}
     traj.chunks = iter([Chunk(0, time, data)])
     return traj
 

@@ -14,6 +14,9 @@ CORPUS_FILES = sorted(CORPUS.glob("*.urdf")) if CORPUS.is_dir() else []
 def corpus_params(names=None):
     """One pytest param per shared URDF (or per name in names); one 'corpus-missing' param without it."""
     files = [p for p in CORPUS_FILES if names is None or p.stem in names]
+    if CORPUS_FILES and names is not None:
+        missing = set(names) - {p.stem for p in files}
+        assert not missing, f"robots {sorted(missing)} are not in the corpus at {CORPUS}"
     if files:
         return [pytest.param(p, id=p.stem) for p in files]
     return [pytest.param(None, id="corpus-missing")]

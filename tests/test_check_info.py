@@ -147,7 +147,7 @@ def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
     result = run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"))
     assert result.exit_code == 0
     assert "warning: j: URDF effort limit is 0, treated as absent" in result.stderr
-    assert "warning: j: URDF position limits are both 0, treated as absent" in result.stderr
+    assert "warning: j: URDF position limits [0, 0] leave no range, treated as absent" in result.stderr
 
 
 @pytest.mark.parametrize("text, message", [
@@ -155,7 +155,9 @@ def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
     ("arm7_joint1: {effort: x}\n", "limits.yaml: arm7_joint1.effort: not a finite number: 'x'"),
     ("arm7_joint1: {effort: -1}\n", "limits.yaml: arm7_joint1.effort: must be positive"),
     ("arm7_joint1: {torque: 1}\n", "limits.yaml: arm7_joint1.torque: unknown key"),
-    ("arm7_joint1: {lower: 1, upper: 0}\n", "limits.yaml: arm7_joint1: lower 1.0 is above upper 0.0"),
+    ("arm7_joint1: {lower: 1, upper: 0}\n", "limits.yaml: arm7_joint1: lower 1.0 is not below upper 0.0"),
+    ("arm7_joint1: {lower: 0.5, upper: 0.5}\n", "limits.yaml: arm7_joint1: lower 0.5 is not below upper 0.5"),
+    ("arm7_joint2: {upper: -5}\n", "limits.yaml: arm7_joint2: lower -2.0944 is not below upper -5 (with the URDF"),
     ("arm7_joint1: [1\n", "limits.yaml: line 2, column 1: invalid YAML"),
 ])
 def test_bad_limits_file_exits_2(tmp_path, text, message):
@@ -209,7 +211,7 @@ def test_info_shows_planar_and_floating_joints(tmp_path):
     (tmp_path / "f.urdf").write_text(planar_urdf().replace('type="planar"', 'type="floating"'))
     result = run("info", str(tmp_path / "f.urdf"))
     assert result.stdout.splitlines()[:3] == ["w (the world)", "└── pl (floating)", "    └── b  2 kg"]
-    assert "1 degrees of freedom + 6 of the floating base" in result.stdout
+    assert "1 degree of freedom + 6 of the floating base" in result.stdout
     facts = json.loads(run("info", str(tmp_path / "f.urdf"), "--format", "json").stdout)
     assert facts["floating"] is True and facts["root_link"] == "b"
 
@@ -221,3 +223,43 @@ def test_an_internal_error_is_one_line(monkeypatch):
     result = run("info", ARM)
     assert result.exit_code == 70
     assert result.stderr == "rnea: internal error: KeyError: 'boom' (RNEA_DEBUG=1 shows where; please report it)\n"
+
+
+@pytest.mark.parametrize("path", corpus_params(["pr2"]))
+def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
+    """A follower moves with its leader: its velocity and position limits are checked too."""
+    from rnea_cli.model import Coordinates
+
+    path = need_corpus(path)
+    with _quiet():
+        model = load_urdf(path)
+    coords = Coordinates(model)
+    follower = next(j for j in model.joints if j.mimic is not None and j.mimic.multiplier == -1)
+    leader = coords.index(follower.mimic.joint)
+    N = 5
+    q = np.zeros((N, coords.n))
+    lo, hi = follower.limits.lower, follower.limits.upper
+    q[:, leader] = -(hi + 0.01)  # the follower, at -q_leader, goes 0.01 past its upper limit
+    cols = {"time": np.arange(N) * 0.1}
+    for prefix in ("q", "qd", "qdd"):
+        for k, name in enumerate(coords.joint_names):
+            cols[f"{prefix}_{name}"] = q[:, k] if prefix == "q" else np.zeros(N)
+    traj = tmp_path / "m.csv"
+    traj.write_text(",".join(cols) + "\n" + "\n".join(",".join(repr(float(cols[c][k])) for c in cols)
+                                                     for k in range(N)) + "\n")
+    doc = json.loads(run("check", str(path), str(traj), "--format", "json").stdout)
+    found = {(v["joint"], v["quantity"]) for v in doc["violations"]}
+    assert (follower.name, "position") in found
+    assert all(c["joint"] != follower.name for c in doc["checks"] if c["quantity"] == "effort")
+
+
+def _quiet():
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def quiet():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    return quiet()

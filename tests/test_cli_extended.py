@@ -234,3 +234,17 @@ def test_planar_joint_columns(tmp_path):
     result = run("torques", tmp_path / "p.urdf", write_csv(tmp_path / "p.csv", cols), "-q")
     assert result.exit_code == 0
     assert list(read_csv(result.stdout)) == ["tau_pl_x", "tau_pl_y", "tau_pl_theta", "tau_arm"]
+
+
+def test_a_free_body_from_the_command_line(tmp_path):
+    (tmp_path / "brick.urdf").write_text('<robot name="brick"><link name="b"><inertial><mass value="3"/>'
+                                         '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/>'
+                                         '</inertial></link></robot>')
+    rng = np.random.default_rng(0)
+    base = random_base(rng, 3)
+    traj = write_csv(tmp_path / "b.csv", {"time": np.arange(3) * 0.1, **base_columns(*base)})
+    result = run("torques", tmp_path / "brick.urdf", traj, "--floating-base")
+    assert result.exit_code == 0, result.stderr
+    assert list(read_csv(result.stdout)) == ["time"] + [f"base_{c}" for c in WRENCH]
+    result = run("torques", tmp_path / "brick.urdf", traj)
+    assert result.exit_code == 2 and "no movable joint (--floating-base for a free body)" in result.stderr

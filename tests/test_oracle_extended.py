@@ -162,27 +162,28 @@ def test_planar_joint_matches_pinocchio():
         assert_matches(ours[k], np.array(expected))
 
 
-def test_oblique_planar_joint_is_the_plane_normal_to_its_axis():
-    """A planar joint about n equals the z-axis planar joint of a frame turned so that z becomes n."""
-    from rnea_cli import spatial
-
-    n = np.array([0.0, 0.6, 0.8])
-    oblique = load_urdf(planar_urdf(" ".join(map(str, n))))
-    A = spatial.align_z(n)
-    for k, part in enumerate(oblique.joints[:3]):
-        np.testing.assert_allclose(part.axis, A[:, k], atol=1e-15)
+@pytest.mark.parametrize("n", [(0.0, 0.6, 0.8), (0.95, 0.3122498999199199, 0.0), (-0.3, 0.2, -0.9327379053088815)])
+def test_oblique_planar_joint_is_the_plane_normal_to_its_axis(n):
+    """A planar joint about n is the chain P(x') P(y') R(n) with x' = e_x projected onto the plane
+    and y' = n x x' (the README's rule, written out here), checked through Pinocchio."""
+    n = np.array(n) / np.linalg.norm(n)
+    x = np.array([1.0, 0.0, 0.0]) - n[0] * n
+    x /= np.linalg.norm(x)
+    y = np.cross(n, x)
+    oblique = load_urdf(planar_urdf(" ".join(repr(float(v)) for v in n)))
+    for part, axis in zip(oblique.joints[:3], (x, y, n)):
+        np.testing.assert_allclose(part.axis, axis, atol=1e-15)
     rng = np.random.default_rng(8)
     q, qd, qdd = random_motion(rng, 5, 4)
-    # power balance: tau . qd = d/dt(kinetic energy) + gravity power, so check tau against finite differences
-    # of the Lagrangian is heavy; instead compare with the same chain written out as P-P-R joints.
     chain = planar_urdf().replace('<joint name="pl" type="planar">', "").split("<joint name=\"arm\"")
+    limit = '<limit effort="1" velocity="1" lower="-9" upper="9"/>'
     xml = f"""<robot name="ppr"><link name="w"/><link name="m1"/><link name="m2"/>
       {chain[0].split('<link name="w"/>')[1].split("<parent link")[0]}
       <joint name="x" type="prismatic"><parent link="w"/><child link="m1"/><origin xyz="0 0 1" rpy="0.5 0 0"/>
-        <axis xyz="{' '.join(map(str, A[:, 0]))}"/><limit effort="1" velocity="1" lower="-9" upper="9"/></joint>
+        <axis xyz="{' '.join(repr(float(v)) for v in x)}"/>{limit}</joint>
       <joint name="y" type="prismatic"><parent link="m1"/><child link="m2"/>
-        <axis xyz="{' '.join(map(str, A[:, 1]))}"/><limit effort="1" velocity="1" lower="-9" upper="9"/></joint>
-      <joint name="t" type="continuous"><parent link="m2"/><child link="b"/><axis xyz="{' '.join(map(str, n))}"/></joint>
+        <axis xyz="{' '.join(repr(float(v)) for v in y)}"/>{limit}</joint>
+      <joint name="t" type="continuous"><parent link="m2"/><child link="b"/><axis xyz="{' '.join(repr(float(v)) for v in n)}"/></joint>
       <joint name="arm"{chain[1]}"""
     reference = pin.buildModelFromXML(xml)
     assert_matches(inverse_dynamics(oblique, q, qd, qdd).tau, pin_full(reference, ["x", "y", "t", "arm"], q, qd, qdd)[0])
@@ -200,3 +201,37 @@ def test_floating_joint_in_the_urdf_matches_pinocchio():
     tau, base_wrench, _ = pin_full(pm, ["arm"], q, qd, qdd, base=base)
     assert_matches(ours.tau, tau)
     assert_matches(ours.base_wrench, base_wrench)
+
+
+def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
+    import importlib
+
+    engine = importlib.import_module("rnea_cli.rnea")
+    xml, _ = random_urdf(301)
+    model = load_urdf(xml)
+    rng = np.random.default_rng(2)
+    N = 23
+    q, qd, qdd = random_motion(rng, N, model.n)
+    base = random_base(rng, N)
+    f_ext = {-1: rng.normal(size=(N, 6)), model.n - 1: rng.normal(size=(N, 6))}
+    whole = inverse_dynamics(model, q, qd, qdd, base=base, f_ext=f_ext, wrenches=True)
+    monkeypatch.setattr(engine, "CHUNK", 4)
+    chunked = inverse_dynamics(model, q, qd, qdd, base=base, f_ext=f_ext, wrenches=True)
+    for a, b in zip(whole, chunked):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_a_free_body_without_joints():
+    """One floating rigid body: the base wrench is I a + v x* I v - gravity's pull, as in Pinocchio."""
+    xml = ('<robot name="brick"><link name="b"><inertial><origin xyz="0.1 0 0.05" rpy="0.2 0 0"/>'
+           '<mass value="3"/><inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial></link>'
+           '</robot>')
+    model = load_urdf(xml)
+    assert model.n == 0
+    rng = np.random.default_rng(5)
+    base = random_base(rng, 4)
+    empty = np.zeros((4, 0))
+    ours = inverse_dynamics(model, empty, empty, empty, base=base)
+    _, expected, _ = pin_full(pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), [], empty, empty, empty,
+                              base=base)
+    assert_matches(ours.base_wrench, expected)

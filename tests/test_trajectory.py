@@ -140,3 +140,48 @@ def test_ignored_columns_may_stand_anywhere_and_hold_anything(tmp_path):
     _, data, _ = read_all(tmp_path / "m.csv", model)
     np.testing.assert_array_equal(data["q"], [[1, 2], [7, 8]])
     np.testing.assert_array_equal(data["qdd"], [[5, 6], [11, 12]])
+
+
+def test_large_blocks_go_through_polars_in_order_and_exactly():
+    """Blocks of 20k values and more are formatted by polars: same doubles, same order, same digits."""
+    from rnea_cli import output
+
+    rng = np.random.default_rng(9)
+    block = rng.standard_normal((6000, 5)) * 10.0 ** rng.integers(-30, 30, (6000, 5))
+    assert block.size >= output.SMALL_BLOCK
+    stream = io.BytesIO()
+    names = [f"c{k}" for k in range(5)]
+    writer = TableWriter(stream, "csv", names, [(n,) for n in names], background=True)
+    writer.write(block[:3000])
+    writer.write(block[3000:])
+    writer.close()
+    lines = stream.getvalue().decode().splitlines()
+    assert lines[0] == ",".join(names) and len(lines) == 6001
+    cells = [line.split(",") for line in lines[1:]]
+    back = np.array([[float(x) for x in row] for row in cells])
+    assert back.tobytes() == block.tobytes()
+    assert [significant_digits(c) for row in cells[:500] for c in row] == \
+        [significant_digits(repr(float(x))) for x in block[:500].ravel()]
+
+
+def test_large_csv_blocks_parse_like_small_ones(tmp_path, monkeypatch):
+    """The same file read through polars (big blocks) and through Python (small blocks)."""
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    t = nonuniform_grid(3000, seed=4)
+    text, *_ = polynomial_csv(t, model)
+    (tmp_path / "p.csv").write_text(text)
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 0)
+    _, fast, _ = read_all(tmp_path / "p.csv", model)
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 1 << 30)
+    _, slow, _ = read_all(tmp_path / "p.csv", model)
+    for x in ("time", "q", "qd", "qdd"):
+        assert fast[x].tobytes() == slow[x].tobytes()
+
+
+def test_a_column_claimed_twice_is_an_error():
+    from rnea_cli import TrajectoryError
+    from rnea_cli.trajectory import open_trajectory as open_
+
+    model = load_urdf(ROBOTS / "rover.urdf")  # a planar joint named base: columns q_base_x, ...
+    with pytest.raises(TrajectoryError, match="column q_base_x would belong both to a joint and to base pose"):
+        open_(str(ROBOTS / "rover_traj.csv"), model, floating=True)
