@@ -57,21 +57,13 @@ def vector3(ctx, param, value):
     return tuple(parts)
 
 
-def stderr_console(quiet=False):
+def make_console(stderr=True, quiet=False):
+    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs)."""
     from rich.console import Console
 
-    console = Console(stderr=True, quiet=quiet, highlight=False)
+    console = Console(stderr=stderr, quiet=quiet, highlight=False)
     if not console.is_terminal:
-        console = Console(stderr=True, quiet=quiet, highlight=False, width=200, no_color=True)
-    return console
-
-
-def stdout_console():
-    from rich.console import Console
-
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200, no_color=True)
+        console = Console(stderr=stderr, quiet=quiet, highlight=False, width=200, no_color=True)
     return console
 
 
@@ -197,16 +189,14 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
     from . import output as out
     from .actuators import load_drives
     from .compute import torque_columns
-    from .model import Coordinates
     from .report import Peaks, actuator_table, base_wrench_line, summary_line, torque_table
 
-    console = stderr_console(quiet)
-    drives = {}
-    if actuators_file:
-        drives = load_drives(actuators_file, Coordinates(load_model(robot, stderr_console(True)),
-                                                         mimic=not options["no_mimic"]))
+    console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, friction=friction,
-                                                    drives=drives, **options)
+                                                    **options)
+    if actuators_file:  # read before the first block is computed: `blocks` is lazy
+        opts.drives = load_drives(actuators_file, coords)
+    drives = opts.drives
     names, keys, values = torque_columns(coords, traj.has_time, opts)
     peaks, base = Peaks(coords.n), Peaks(2) if opts.floating else None
     extra = {k: Peaks(coords.n) for k in ("friction", "armature", "motor")} if friction or drives else {}
@@ -246,7 +236,7 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
     from .compute import wrench_columns
     from .report import Peaks, wrench_table
 
-    console = stderr_console(quiet)
+    console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, wrenches=True,
                                                     **options)
     names, keys, values = wrench_columns(model, traj.has_time)
@@ -279,7 +269,7 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
     from . import report
     from .limits import LimitCheck, joint_limits, load_limits_file
 
-    console = stderr_console(quiet)
+    console = make_console(quiet=quiet)
     model, coords, traj, _, blocks = open_inputs(robot, trajectory, console, quiet=quiet, **options)
     overrides = load_limits_file(limits_file, model) if limits_file else None
     limits, notes = joint_limits(model, overrides, limits_file)
@@ -292,7 +282,7 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
     failed = bool(result.violations) or (strict and bool(result.unchecked))
     source = traj.label
     if fmt == "text":
-        stdout = stdout_console()
+        stdout = make_console(stderr=False)
         stdout.print(report.check_table(model, result, traj.has_time, plain=not stdout.is_terminal))
         stdout.print(report.verdict(result, strict), markup=False,
                      style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
@@ -324,7 +314,7 @@ def info(robot, fmt):
     if fmt == "json":
         click.echo(json.dumps(facts, indent=2))
         return
-    stdout = stdout_console()
+    stdout = make_console(stderr=False)
     stdout.print(robot_tree(facts))
     base = " + 6 of the floating base" if facts["floating"] else ""
     dof = f"{facts['dof']} degree{'s' if facts['dof'] != 1 else ''} of freedom"

@@ -62,9 +62,7 @@ class Joint:
         q = np.asarray(q, dtype=float)
         H = np.broadcast_to(np.eye(4), q.shape + (4, 4)).copy()
         if self.is_angular:
-            K = spatial.skew(self.axis)
-            s, c = np.sin(q)[..., None, None], np.cos(q)[..., None, None]
-            H[..., :3, :3] = np.eye(3) + s * K + (1.0 - c) * (K @ K)
+            H[..., :3, :3] = spatial.axis_angle(self.axis, q)
         else:
             H[..., :3, 3] = q[..., None] * self.axis
         return H

@@ -16,7 +16,6 @@ import numpy as np
 from .errors import RneaError
 from .trajectory import EXTENSIONS
 
-FORMATS = ("csv", "json", "yaml")
 SMALL_BLOCK = 20_000  # values; smaller blocks are formatted in Python, without importing polars
 
 

@@ -42,8 +42,9 @@ def rpy(roll, pitch, yaw):
 
 
 def axis_angle(axis, theta):
-    """Rotation of angle theta about the unit vector axis (Rodrigues)."""
+    """Rotation of angle theta about the unit vector axis (Rodrigues); theta of any shape S gives S + (3, 3)."""
     K = skew(axis)
+    theta = np.asarray(theta, dtype=float)[..., None, None]
     return E3 + np.sin(theta) * K + (1.0 - np.cos(theta)) * (K @ K)
 
 

@@ -22,7 +22,6 @@ from .jointfile import yaml_error
 
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
-FORMATS = ("csv", "yaml", "json")
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 BLOCK_BYTES = 1 << 22  # CSV bytes parsed per block
 SMALL_BLOCK = 1 << 16  # blocks smaller than this are parsed in Python: no polars to import for small files
@@ -72,7 +71,6 @@ class Trajectory:
     notices: list = field(default_factory=list)
     chunks: object = None  # iterator of Chunk
     line: object = None  # sample index -> line number in the file, or None
-    size: int | None = None  # bytes, for progress
     wrenched: tuple = ()  # links with external wrench columns
 
     def __call__(self, k):
@@ -172,7 +170,6 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     except OSError as exc:
         raise TrajectoryError(label, None, f"cannot read: {exc.strerror}") from None
-    size = None if path == "-" else os.fstat(stream.fileno()).st_size
     if fmt is None:
         if not hasattr(stream, "peek"):
             stream = io.BufferedReader(io.BytesIO(stream.read()))
@@ -182,7 +179,6 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
         traj = _open_csv(stream, label, layout)
     else:
         traj = _open_document(stream, label, fmt, layout)
-    traj.size = size
     if dt is not None and traj.has_time:
         raise TrajectoryError(label, None, "--dt is for a trajectory without a time column, and this one has one")
     chunks = traj.chunks
