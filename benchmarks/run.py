@@ -443,7 +443,7 @@ def report(quick, info, engines, e2e, mem, mem_note, start):
           f"{e2e['ours_s'] / e2e['rows'] * 1e6:.2f}", f"{e2e['ours_mb']:.0f}"]])
     lines += ["", f"- speed-up (baseline / ours): **{e2e['base_s'] / e2e['ours_s']:.1f}×**",
               f"- torques agree with the baseline's to {e2e['diff']:.1e} (max abs diff / max abs)",
-              f"- our CSV reads back to exactly the doubles `rnea_cli.rnea` gives on the parsed input: "
+              "- our CSV reads back to exactly the doubles `rnea_cli.rnea` gives on the parsed input: "
               + ("yes, every one" if e2e["mismatched"] == 0 else
                  f"no, {e2e['mismatched']:,} differ (largest difference {e2e['max_mismatch']:.1e})"),
               f"- time column copied exactly: {'yes' if e2e['same_time'] else 'NO'}", ""]

@@ -30,3 +30,35 @@ def need_corpus(path):
             pytest.fail(message + " (CI=true: it must be there)")
         pytest.skip(message)
     return path
+
+
+def run(*args, input=None):
+    """`rnea ARGS` through Click's runner; stdout and stderr apart; exceptions propagate."""
+    from click.testing import CliRunner
+
+    from rnea_cli.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def load(source):
+    """load_urdf without its URDFWarnings (for robots with impossible inertias)."""
+    import warnings
+
+    from rnea_cli import URDFWarning, load_urdf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        return load_urdf(source)
+
+
+def columns(text):
+    """{name: (N,) floats} of a CSV text."""
+    import csv
+    import io
+
+    import numpy as np
+
+    rows = list(csv.reader(io.StringIO(text)))
+    data = np.array([[float(x) for x in r] for r in rows[1:]])
+    return {name: data[:, k] for k, name in enumerate(rows[0])}

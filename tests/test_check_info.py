@@ -1,17 +1,13 @@
 """`rnea check` (exit statuses, formats, margin, limit overrides) and `rnea info`."""
 
-import csv
-import io
 import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from conftest import ROBOTS, corpus_params, need_corpus
+from conftest import ROBOTS, columns, corpus_params, need_corpus, run
 from rnea_cli import load_urdf
-from rnea_cli.cli import main
 
 ARM = str(ROBOTS / "arm7.urdf")
 ARM_CSV = str(ROBOTS / "arm7_traj.csv")
@@ -19,14 +15,6 @@ ARM_YAML = str(ROBOTS / "arm7_traj.yaml")
 MODEL = load_urdf(ARM)
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
-
-
-def columns(path_text):
-    rows = list(csv.reader(io.StringIO(path_text)))
-    data = np.array([[float(x) for x in r] for r in rows[1:]])
-    return {name: data[:, k] for k, name in enumerate(rows[0])}
 
 
 TAU = columns(run("torques", ARM, ARM_CSV, "-q").stdout)
@@ -45,12 +33,18 @@ def test_within_limits_exits_0():
     assert result.stdout.strip().splitlines()[-1] == "OK: 21 checks within limits over 401 samples"
 
 
-def test_exactly_one_violating_joint_is_reported(tmp_path):
+def one_violation(tmp_path, fmt):
+    """`check` with arm7_joint4's effort limit at 90 % of its peak: (result, limit, tau of joint 4)."""
     tau4 = TAU["tau_arm7_joint4"]
     limit = float(0.9 * np.abs(tau4).max())
-    result = run("check", ARM, ARM_CSV, "--format", "json",
+    result = run("check", ARM, ARM_CSV, "--format", fmt,
                  "--limits", limits_file(tmp_path, f"arm7_joint4: {{effort: {limit!r}}}\n"))
     assert result.exit_code == 1
+    return result, limit, tau4
+
+
+def test_exactly_one_violating_joint_is_reported(tmp_path):
+    result, limit, tau4 = one_violation(tmp_path, "json")
     doc = json.loads(result.stdout)
     assert not doc["ok"] and len(doc["violations"]) == 1
     v = doc["violations"][0]
@@ -111,11 +105,7 @@ def test_junit_is_valid_xml_with_one_case_per_joint_and_quantity(tmp_path):
 
 
 def test_github_annotations_point_at_the_trajectory_row(tmp_path):
-    tau4 = TAU["tau_arm7_joint4"]
-    limit = float(0.9 * np.abs(tau4).max())
-    result = run("check", ARM, ARM_CSV, "--format", "github",
-                 "--limits", limits_file(tmp_path, f"arm7_joint4: {{effort: {limit!r}}}\n"))
-    assert result.exit_code == 1
+    result, limit, tau4 = one_violation(tmp_path, "github")
     (line,) = result.stdout.splitlines()
     first = int(np.argmax(np.abs(tau4) > limit))
     assert line.startswith(f"::error file={ARM_CSV},line={first + 2},title=rnea check%3A arm7_joint4 effort::")
@@ -238,7 +228,7 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     leader = coords.index(follower.mimic.joint)
     N = 5
     q = np.zeros((N, coords.n))
-    lo, hi = follower.limits.lower, follower.limits.upper
+    hi = follower.limits.upper
     q[:, leader] = -(hi + 0.01)  # the follower, at -q_leader, goes 0.01 past its upper limit
     cols = {"time": np.arange(N) * 0.1}
     for prefix in ("q", "qd", "qdd"):

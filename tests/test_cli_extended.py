@@ -1,26 +1,17 @@
 """The CLI's floating base, mimic joints, external wrenches, actuator terms and `rnea wrenches`,
 end to end against Pinocchio."""
 
-import csv
-import io
-import warnings
 
 import numpy as np
 import pinocchio as pin
 import pytest
-from click.testing import CliRunner
 
-from conftest import ROBOTS, corpus_params, need_corpus
+from conftest import ROBOTS, columns as read_csv, corpus_params, load, need_corpus, run
 from oracle import assert_matches, pin_full, random_base
-from rnea_cli import load_urdf
-from rnea_cli.cli import main
 from test_oracle import pin_loadable_xml, random_motion
 
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
 
-
-def run(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
 
 def write_csv(path, columns):
@@ -30,11 +21,6 @@ def write_csv(path, columns):
     path.write_text("\n".join(lines) + "\n")
     return path
 
-
-def read_csv(text):
-    rows = list(csv.reader(io.StringIO(text)))
-    data = np.array([[float(x) for x in r] for r in rows[1:]])
-    return {name: data[:, k] for k, name in enumerate(rows[0])}
 
 
 def joint_columns(names, q, qd, qdd):
@@ -52,11 +38,6 @@ def base_columns(pose, twist, dtwist):
             cols[f"{prefix}_base_{c}"] = x[:, k]
     return cols
 
-
-def load(path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_urdf(path)
 
 
 @pytest.mark.parametrize("path", corpus_params(["solo12", "anymal_c"]))

@@ -1,12 +1,11 @@
 """Floating base, external wrenches and joint wrenches against Pinocchio."""
 
-import warnings
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import corpus_params, need_corpus
+from conftest import corpus_params, load, need_corpus
 from oracle import assert_matches, pin_full, random_base
 from random_urdf import random_urdf
 from rnea_cli import load_urdf
@@ -15,11 +14,6 @@ from test_oracle import pin_loadable_xml, random_motion
 
 FREE = ["solo12", "anymal_c", "cassie", "simple_humanoid", "romeo", "romeo_laas_small"]
 
-
-def load(path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_urdf(path)
 
 
 def compare(model, pm, seed, *, floating, with_fext, N=6):

@@ -11,12 +11,10 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from conftest import ROBOTS, corpus_params, need_corpus
+from conftest import ROBOTS, corpus_params, need_corpus, run
 from oracle import assert_matches, pin_model, pin_rnea
 from rnea_cli import load_urdf, rnea
-from rnea_cli.cli import main
 
 ARM = str(ROBOTS / "arm7.urdf")
 ARM_CSV = str(ROBOTS / "arm7_traj.csv")
@@ -24,9 +22,6 @@ ARM_YAML = str(ROBOTS / "arm7_traj.yaml")
 PLANAR = str(ROBOTS / "planar2.urdf")
 PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
 
-
-def run(*args, input=None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
 def read_csv(text):

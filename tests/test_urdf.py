@@ -1,11 +1,10 @@
 """The URDF loader: what it reads from real files, and one error per kind of bad file."""
 
-import warnings
 
 import numpy as np
 import pytest
 
-from conftest import corpus_params, need_corpus
+from conftest import corpus_params, load, need_corpus
 from rnea_cli import URDFError, URDFWarning, load_urdf
 
 LINK = '<link name="{0}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
@@ -21,11 +20,6 @@ def joint(name, parent, child, kind="revolute", extra='<axis xyz="0 0 1"/>'):
 
 GOOD = [LINK.format("a"), LINK.format("b"), joint("j", "a", "b")]
 
-
-def load_quietly(source):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", URDFWarning)
-        return load_urdf(source)
 
 
 def test_good_file_loads():
@@ -155,7 +149,7 @@ def test_model_is_frozen():
 @pytest.mark.parametrize("path", corpus_params())
 def test_corpus_loads(path):
     path = need_corpus(path)
-    model = load_quietly(path)
+    model = load(path)
     assert model.n > 0 and all(p < i for i, p in enumerate(model.parent))
     # mass is conserved by fixed-joint folding
     own = sum(l.mass for l in model.links)
@@ -176,13 +170,13 @@ def test_impossible_inertias_load_with_a_warning(path):
 
 @pytest.mark.parametrize("path", corpus_params(["cassie"]))
 def test_revolute_without_limit_loads(path):
-    model = load_quietly(need_corpus(path))
+    model = load(need_corpus(path))
     assert model.n == 16
     assert all(j.limits.effort is None for j in model.joints)
 
 
 @pytest.mark.parametrize("path", corpus_params(["kinova_j2s6s200"]))
 def test_continuous_ignores_position_limits(path):
-    model = load_quietly(need_corpus(path))
+    model = load(need_corpus(path))
     continuous = [j for j in model.joints if j.type == "continuous"]
     assert len(continuous) == 3 and all(j.limits.lower is None and j.limits.upper is None for j in continuous)
