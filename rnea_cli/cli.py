@@ -189,7 +189,8 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
     from . import output as out
     from .actuators import load_drives
     from .compute import torque_columns
-    from .report import Peaks, actuator_table, base_wrench_line, summary_line, torque_table
+    from .compute import Peaks
+    from .report import actuator_table, base_wrench_line, summary_line, torque_table
 
     console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, friction=friction,
@@ -234,7 +235,8 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
     """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
     from . import output as out
     from .compute import wrench_columns
-    from .report import Peaks, wrench_table
+    from .compute import Peaks
+    from .report import wrench_table
 
     console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, wrenches=True,

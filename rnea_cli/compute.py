@@ -11,6 +11,39 @@ from .kinematics import link_wrenches_to_bodies
 from .rnea import GRAVITY, inverse_dynamics
 
 
+class Peaks:
+    """Per column: largest |x|, the sample and time where it first occurs, and the RMS."""
+
+    def __init__(self, n):
+        self.peak = np.zeros(n)
+        self.sample = np.zeros(n, dtype=int)
+        self.time = np.full(n, np.nan)
+        self.sumsq = np.zeros(n)
+        self.count = 0
+        self.t_first = self.t_last = None
+
+    def update(self, start, time, x):
+        """x: (N, n) values of samples start .. start+N-1; time: (N,) or None."""
+        if len(x) == 0:
+            return
+        a = np.abs(x)
+        k = a.argmax(axis=0)
+        value = a[k, np.arange(a.shape[1])]
+        better = value > self.peak
+        self.peak[better] = value[better]
+        self.sample[better] = start + k[better]
+        if time is not None:
+            self.time[better] = time[k[better]]
+            self.t_first = time[0] if self.t_first is None else self.t_first
+            self.t_last = time[-1]
+        self.sumsq += np.einsum("ij,ij->j", x, x)
+        self.count += len(x)
+
+    @property
+    def rms(self):
+        return np.sqrt(self.sumsq / max(self.count, 1))
+
+
 @dataclass
 class Options:
     gravity: tuple = GRAVITY
@@ -34,9 +67,8 @@ class Block:
     joint_wrenches: np.ndarray | None = None  # (N, n, 6), all movable joints of the model
 
 
-def blocks(model, coords, chunks, options, where):
-    """Yield a Block per chunk of a trajectory opened for `coords` (with options.floating);
-    where: the Trajectory, to name a sample in an error."""
+def blocks(model, coords, chunks, options, traj):
+    """Yield a Block per chunk of `traj`, a trajectory opened for `coords` (with options.floating)."""
     for chunk in chunks:
         q, qd, qdd = coords.expand(chunk.q, chunk.qd, chunk.qdd)
         base = None
@@ -53,7 +85,7 @@ def blocks(model, coords, chunks, options, where):
         bad = ~np.isfinite(result.tau).all(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
-            raise TrajectoryError(where.label, where(chunk.start + k),
+            raise TrajectoryError(traj.label, traj.where(chunk.start + k),
                                   "torques overflow (not finite): the values of this sample are too large")
         block = Block(chunk, coords.reflect(result.tau), result.base_wrench, joint_wrenches=result.joint_wrenches)
         if options.friction or options.drives:

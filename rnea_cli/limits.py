@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compute import Peaks
 from .errors import RneaError
 from .jointfile import read_joint_file
 
@@ -140,12 +141,10 @@ class LimitCheck:
                 check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0)
                 self.checks.append(check)
                 self._plan.append((check, columns[joint.name] if on_torque else i, quantity))
-        self._sumsq = np.zeros(coords.n)
-        self._count = 0
+        self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory
 
     def update(self, chunk, tau):
-        self._sumsq += np.einsum("ij,ij->j", tau, tau)
-        self._count += len(tau)
+        self._tau.update(chunk.start, chunk.time, tau)
         q, qd, _ = self.coords.expand(chunk.q, chunk.qd, chunk.qdd)
         for check, i, quantity in self._plan:
             if quantity == "rms_effort":
@@ -178,7 +177,7 @@ class LimitCheck:
 
     def finish(self):
         """Complete the whole-trajectory checks (RMS) once every chunk has been seen."""
-        rms = np.sqrt(self._sumsq / max(self._count, 1))
+        rms = self._tau.rms
         index = {name: i for i, name in enumerate(self.coords.joint_names)}
         for check in self.checks:
             if check.quantity == "rms_effort":
@@ -194,4 +193,4 @@ class LimitCheck:
 
     @property
     def samples(self):
-        return self._count
+        return self._tau.count

@@ -1,4 +1,4 @@
-"""Running statistics over a streamed trajectory, and the human-readable report of them."""
+"""The human-readable reports: torque, actuator, wrench and limit tables; robot facts for `info`."""
 
 import numpy as np
 
@@ -8,39 +8,6 @@ def unit(joint, kind="effort"):
     angular = joint.is_angular
     return {"effort": "N·m" if angular else "N", "rms_effort": "N·m" if angular else "N",
             "velocity": "rad/s" if angular else "m/s", "position": "rad" if angular else "m"}[kind]
-
-
-class Peaks:
-    """Per column: largest |x|, the sample and time where it first occurs, and the RMS."""
-
-    def __init__(self, n):
-        self.peak = np.zeros(n)
-        self.sample = np.zeros(n, dtype=int)
-        self.time = np.full(n, np.nan)
-        self.sumsq = np.zeros(n)
-        self.count = 0
-        self.t_first = self.t_last = None
-
-    def update(self, start, time, x):
-        """x: (N, n) values of samples start .. start+N-1; time: (N,) or None."""
-        if len(x) == 0:
-            return
-        a = np.abs(x)
-        k = a.argmax(axis=0)
-        value = a[k, np.arange(a.shape[1])]
-        better = value > self.peak
-        self.peak[better] = value[better]
-        self.sample[better] = start + k[better]
-        if time is not None:
-            self.time[better] = time[k[better]]
-            self.t_first = time[0] if self.t_first is None else self.t_first
-            self.t_last = time[-1]
-        self.sumsq += np.einsum("ij,ij->j", x, x)
-        self.count += len(x)
-
-    @property
-    def rms(self):
-        return np.sqrt(self.sumsq / max(self.count, 1))
 
 
 def _row(table, *cells):

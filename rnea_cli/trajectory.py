@@ -65,7 +65,6 @@ class Trajectory:
     """An opened trajectory: what it holds, and its samples as an iterator of Chunks."""
 
     label: str
-    format: str
     has_time: bool
     derived: tuple  # quantities computed by finite differences, e.g. ("qd", "qdd")
     notices: list = field(default_factory=list)
@@ -73,12 +72,10 @@ class Trajectory:
     line: object = None  # sample index -> line number in the file, or None
     wrenched: tuple = ()  # links with external wrench columns
 
-    def __call__(self, k):
+    def where(self, k):
         """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
         line = self.line(k) if self.line else None
         return f"line {line}" if line is not None else f"sample {k}"
-
-    where = __call__
 
 
 def format_of(path, explicit=None):
@@ -309,7 +306,7 @@ def _open_csv(stream, label, layout):
         else:
             columns[key] = k
     chosen, derived = layout.choose(label, columns)
-    traj = Trajectory(label, "csv", time_col is not None, derived, wrenched=_wrenched(chosen))
+    traj = Trajectory(label, time_col is not None, derived, wrenched=_wrenched(chosen))
     if extras:
         traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
                             + ", ".join(extras[:8]) + (", ..." if len(extras) > 8 else ""))
@@ -515,7 +512,7 @@ def _open_document(stream, label, fmt, layout):
     N = lengths.pop() if lengths else 0
     if N == 0:
         raise TrajectoryError(label, None, "no samples")
-    traj = Trajectory(label, fmt, time is not None, derived, wrenched=_wrenched(chosen))
+    traj = Trajectory(label, time is not None, derived, wrenched=_wrenched(chosen))
     if extras:
         traj.notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
                             + ", ".join(map(str, extras[:8])) + (", ..." if len(extras) > 8 else ""))
