@@ -118,7 +118,17 @@ def torque_columns(coords, has_time, options):
         names += [f"{prefix}_{j}" for j in coords.joint_names]
         keys += [(prefix, j) for j in coords.joint_names]
         parts.append(get)
-    return names, keys, lambda b: np.concatenate([p(b) for p in parts], axis=1)
+    return names, keys, lambda b: _columns([p(b) for p in parts])
+
+
+def _columns(parts):
+    """np.concatenate(parts, axis=1), column-major: the CSV writer takes the table column by column."""
+    out = np.empty((len(parts[0]), sum(p.shape[1] for p in parts)), order="F")
+    k = 0
+    for p in parts:
+        out[:, k:k + p.shape[1]] = p
+        k += p.shape[1]
+    return out
 
 
 def wrench_columns(model, has_time):
@@ -132,6 +142,6 @@ def wrench_columns(model, has_time):
     def values(b):
         W = b.joint_wrenches
         W = np.concatenate([W[:, :, 3:], W[:, :, :3]], axis=2).reshape(len(W), -1)  # [f; n] per joint
-        return np.concatenate([b.chunk.time[:, None], W], axis=1) if has_time else W
+        return _columns([b.chunk.time[:, None], W] if has_time else [W])
 
     return names, keys, values

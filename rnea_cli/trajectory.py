@@ -23,7 +23,7 @@ from .jointfile import yaml_error
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
-BLOCK_BYTES = 1 << 22  # CSV bytes parsed per block
+BLOCK_BYTES = 1 << 24  # CSV bytes parsed per block
 SMALL_BLOCK = 1 << 16  # blocks smaller than this are parsed in Python: no polars to import for small files
 # floating base: pose (position, unit quaternion x y z w), twist [w; v] in the base frame, its derivative
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -317,8 +317,9 @@ def _open_csv(stream, label, layout):
 
 
 def _stack(columns, rows):
-    """(rows, len(columns)) from 1-D columns; (rows, 0) for none (a robot with no joint)."""
-    return np.column_stack(columns) if columns else np.empty((rows, 0))
+    """(rows, len(columns)) from 1-D columns, column-major: each column stays contiguous, which
+    is the layout the engine works in (a row of (n, N) per joint); (rows, 0) for none."""
+    return np.stack(columns).T if columns else np.empty((rows, 0))
 
 
 def _wrenched(groups):
@@ -327,21 +328,36 @@ def _wrenched(groups):
 
 def _csv_blocks(stream):
     """Blocks of whole lines: about BLOCK_BYTES, then up to the end of the line. Blank lines at
-    the very end of the file are dropped (elsewhere a blank line is an error)."""
-    held = None
+    the very end of the file are dropped (elsewhere a blank line is an error): blank lines that
+    end a block are held back and go in front of the next block, if there is one. No block is
+    read ahead, so only one is held in memory here."""
+    blank = b""
     while True:
         block = stream.read(BLOCK_BYTES)
         if not block:
-            break
+            return
         if not block.endswith(b"\n"):
             block += stream.readline()
-        if held is not None:
-            yield held
-        held = block
-    if held is not None:
-        held = held.rstrip(b" \t\r\n")
-        if held:
-            yield held + b"\n"
+        if blank:
+            block, blank = blank + block, b""
+        end = _content_end(block)
+        if end == 0:
+            blank = block
+            continue
+        line_end = block.find(b"\n", end)
+        if line_end < 0:  # the last line, without its newline
+            yield block + b"\n"
+        elif line_end + 1 == len(block):
+            yield block
+        else:
+            yield block[:line_end + 1]
+            blank = block[line_end + 1:]
+
+
+def _content_end(block, spaces=b" \t\r\n"):
+    """len(block.rstrip(spaces)), without copying the block when its end is not all blank."""
+    tail = block[-64:].rstrip(spaces)
+    return len(block) - 64 + len(tail) if tail and len(block) > 64 else len(block.rstrip(spaces))
 
 
 def _csv_chunks(stream, label, names, time_col, groups):

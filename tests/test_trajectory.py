@@ -185,3 +185,27 @@ def test_a_column_claimed_twice_is_an_error():
     model = load_urdf(ROBOTS / "rover.urdf")  # a planar joint named base: columns q_base_x, ...
     with pytest.raises(TrajectoryError, match="column q_base_x would belong both to a joint and to base pose"):
         open_(str(ROBOTS / "rover_traj.csv"), model, floating=True)
+
+
+def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch):
+    """Blank lines at the very end are dropped however the blocks fall, even when they fill whole
+    blocks; a blank line before more data is an error naming its line, wherever the block ends."""
+    from rnea_cli.errors import TrajectoryError
+
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    rows = [f"{k / 10!r},{k / 100!r},{-k / 100!r}" for k in range(12)]
+    head = "time,q_shoulder,q_elbow\n"
+    (tmp_path / "end.csv").write_text(head + "\n".join(rows) + "\n" + "\n \n\t\r\n" * 4)
+    (tmp_path / "plain.csv").write_text(head + "\n".join(rows) + "\n")
+    (tmp_path / "no_newline.csv").write_text(head + "\n".join(rows))
+    _, expected, _ = read_all(tmp_path / "plain.csv", model)
+    for block_bytes in range(1, 80):  # every way a block can end, around and inside the blank lines
+        monkeypatch.setattr(reader, "BLOCK_BYTES", block_bytes)
+        for name in ("end.csv", "no_newline.csv"):
+            _, data, _ = read_all(tmp_path / name, model)
+            for x in ("time", "q"):
+                np.testing.assert_array_equal(data[x], expected[x])
+        for k in (1, 5, 11):  # blank lines after data row k
+            (tmp_path / "mid.csv").write_text(head + "\n".join(rows[:k]) + "\n\n \n" + "\n".join(rows[k:]) + "\n")
+            with pytest.raises(TrajectoryError, match=rf"line {k + 2}\b"):
+                read_all(tmp_path / "mid.csv", model)
