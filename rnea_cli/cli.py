@@ -57,8 +57,20 @@ def vector3(ctx, param, value):
     return tuple(parts)
 
 
+class Silent:
+    """The console of --quiet on stderr: prints nothing, so neither rich nor the reports are needed."""
+
+    quiet = True
+    is_terminal = False
+
+    def print(self, *objects, **options):
+        pass
+
+
 def make_console(stderr=True, quiet=False):
     """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs)."""
+    if quiet and stderr:
+        return Silent()
     from rich.console import Console
 
     console = Console(stderr=stderr, quiet=quiet, highlight=False)
@@ -215,6 +227,8 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
                     acc.update(chunk.start, chunk.time, getattr(block, key))
             writer.write(values(block))
         writer.close()
+    if console.quiet:
+        return
     plain = not console.is_terminal
     if coords.n:
         console.print(torque_table(coords, peaks, traj.has_time, plain=plain))
@@ -251,7 +265,8 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
             force.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, 3:], axis=2))
             writer.write(values(block))
         writer.close()
-    console.print(wrench_table(model, force, moment, traj.has_time, plain=not console.is_terminal))
+    if not console.quiet:
+        console.print(wrench_table(model, force, moment, traj.has_time, plain=not console.is_terminal))
 
 
 @main.command()
