@@ -34,7 +34,8 @@ BASELINE = HERE / "baseline_pandas_pinocchio.py"
 RNEA = Path(sys.executable).parent / "rnea"  # the console script of this interpreter's environment
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
-REPEATS = 3  # timings are the best (minimum) of this many runs
+REPEATS = 3  # end-to-end timings are the best (minimum) of this many runs
+ENGINE_REPEATS = 7  # in-process engine timings: the best of this many calls (~0.1 s each)
 STARTUP_REPEATS = 5  # start-up times are the median of this many runs
 RSS_LIMIT_MB = 300
 GB = 1 << 30
@@ -43,14 +44,16 @@ NUMBER = re.compile(r"^-?[\d.,]+(e[-+]?\d+)?(×| MB| s)?$")  # a cell right-alig
 
 # -- helpers -------------------------------------------------------------------------------------
 
-def best_of(fn, repeats=REPEATS):
-    """Minimum wall time of fn() over `repeats` calls, in seconds."""
-    times = []
+def best_of(*fns, repeats=ENGINE_REPEATS):
+    """Minimum wall time in seconds of each fn() over `repeats` calls, the functions taking turns
+    (so that a slow spell of the machine falls on all of them, not on one)."""
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - start)
+    return [min(t) for t in times]
 
 
 def rows_label(rows):
@@ -225,10 +228,17 @@ def run_measured(cmd, *, stdin=None, stdout=subprocess.DEVNULL):
     return wall, kb / 1024
 
 
-def best_run(cmd, repeats=REPEATS, **kwargs):
-    """(best wall seconds, largest peak RSS MB) over `repeats` runs of cmd."""
-    runs = [run_measured(cmd, **kwargs) for _ in range(repeats)]
-    return min(w for w, _ in runs), max(m for _, m in runs)
+def best_alternating(commands, repeats=REPEATS):
+    """(best wall seconds, largest peak RSS MB) of each (cmd, output path), the commands taking
+    turns, so that a slow spell of the machine falls on both. Each run writes a new file: the
+    previous run's output is removed first (untimed), since freeing a large file's pages is the
+    file system's work, not the tool's."""
+    runs = [[] for _ in commands]
+    for _ in range(repeats):
+        for k, (cmd, output) in enumerate(commands):
+            Path(output).unlink(missing_ok=True)
+            runs[k].append(run_measured(cmd))
+    return [(min(w for w, _ in r), max(m for _, m in r)) for r in runs]
 
 
 def median_wall(cmd, repeats=STARTUP_REPEATS):
@@ -290,7 +300,8 @@ def engine(urdf, samples=100_000, loop_samples=20_000):
         nonlocal tau_ours
         tau_ours = rnea(model, q, qd, qdd)
 
-    t_loop, t_cpp, t_ours = best_of(loop) / loop_samples, best_of(batch) / samples, best_of(ours) / samples
+    t_loop, t_cpp, t_ours = best_of(loop, batch, ours)
+    t_loop, t_cpp, t_ours = t_loop / loop_samples, t_cpp / samples, t_ours / samples
     return {
         "robot": urdf.stem, "dof": model.n, "samples": samples, "loop_samples": loop_samples,
         "loop_us": t_loop * 1e6, "cpp_us": t_cpp * 1e6, "ours_us": t_ours * 1e6,
@@ -309,10 +320,10 @@ def end_to_end(rows):
     label = rows_label(rows)
     traj = ensure_trajectory(DATA / f"traj_{label}.csv", rows, model.joint_names)
     base_out, ours_out = DATA / f"baseline_out_{label}.csv", DATA / f"rnea_out_{label}.csv"
-    print(f"  baseline script on {label} rows (best of {REPEATS})...", flush=True)
-    base_s, base_mb = best_run([sys.executable, BASELINE, ARM, traj, base_out])
-    print(f"  rnea torques on {label} rows (best of {REPEATS})...", flush=True)
-    ours_s, ours_mb = best_run([RNEA, "torques", ARM, traj, "-o", ours_out, "-q"])
+    print(f"  baseline script and rnea torques on {label} rows, taking turns (best of {REPEATS})...", flush=True)
+    (base_s, base_mb), (ours_s, ours_mb) = best_alternating(
+        [([sys.executable, BASELINE, ARM, traj, base_out], base_out),
+         ([RNEA, "torques", ARM, traj, "-o", ours_out, "-q"], ours_out)])
 
     # the two outputs agree, column by joint name
     base, ours = read_csv_columns(base_out), read_csv_columns(ours_out)
@@ -419,7 +430,7 @@ def report(quick, info, engines, e2e, mem, mem_note, start):
     lines += ["## Targets", ""] + markdown_table(["measurement", "result", "target", "status"], summary) + [""]
 
     lines += ["## 1. Engine: inverse dynamics of random samples", "",
-              f"Best of {REPEATS}; the loop is timed on its first {arm['loop_samples']:,} samples. "
+              f"Best of {ENGINE_REPEATS}, the three taking turns; the loop is timed on its first {arm['loop_samples']:,} samples. "
               "Speed-up = their time / ours (> 1: ours is faster). Agreement = max |ours − theirs| / max |theirs|.", ""]
     lines += markdown_table(
         ["robot", "DoF", "samples", f"pin.rnea loop {us}", f"C++ batch (1 thread) {us}", f"ours {us}",
@@ -433,8 +444,9 @@ def report(quick, info, engines, e2e, mem, mem_note, start):
                   f"costs ours {growth:.2f}× and Pinocchio's C++ {humanoid['cpp_us'] / arm['cpp_us']:.2f}× per sample.", ""]
 
     lines += [f"## 2. End to end: {e2e['rows']:,}-row iiwa14 CSV in, torque CSV out", "",
-              f"Best of {REPEATS} wall times of the whole process (interpreter start included), input file in "
-              "the page cache; peak RSS is the largest of those runs.", ""]
+              f"Best of {REPEATS} wall times of the whole process (interpreter start included), the two commands "
+              "taking turns, input file in the page cache, each run writing a new output file (the previous "
+              "one removed first, untimed); peak RSS is the largest of those runs.", ""]
     lines += markdown_table(
         ["command", "wall s", "µs/row", "peak RSS MB"],
         [["baseline: `python benchmarks/baseline_pandas_pinocchio.py`", f"{e2e['base_s']:.2f}",
