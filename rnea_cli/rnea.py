@@ -149,8 +149,9 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     for start in range(0, N, CHUNK):
         stop = min(start + CHUNK, N)
         rows = slice(start, stop)
-        # (n, N) rows, contiguous: numpy's vector kernels (cos, sin, +, *) need unit stride
-        qT, qdT, qddT = (np.ascontiguousarray(x[rows].T) for x in (q, qd, qdd))
+        # (n, N) rows of unit stride, which numpy's vector kernels need: copied from row-major
+        # (N, n) input, taken as they are from column-major input (what the CLI passes)
+        qT, qdT, qddT = (_rows(x[rows].T) for x in (q, qd, qdd))
         w = work.view(stop - start)
         root = None if base is None else _root_motion(world_R_root, *(x[rows] for x in base), gravity)
         fext = {b: _aligned_wrench(plan, b, x[rows]) for b, x in f_ext.items() if b >= 0 or base is not None}
@@ -165,6 +166,10 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
         return Dynamics(tau[0], None if base_wrench is None else base_wrench[0],
                         None if joint_wrenches is None else joint_wrenches[0])
     return Dynamics(tau, base_wrench, joint_wrenches)
+
+
+def _rows(x):
+    return x if x.strides[-1] == x.itemsize else np.ascontiguousarray(x)
 
 
 def quaternion_matrix(quat):
