@@ -23,7 +23,7 @@ from .jointfile import yaml_error
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
-BLOCK_BYTES = 1 << 24  # CSV bytes parsed per block
+BLOCK_BYTES = 1 << 23  # CSV bytes parsed per block: bigger blocks cost fewer GIL hand-offs, more memory
 SMALL_BLOCK = 1 << 16  # blocks smaller than this are parsed in Python: no polars to import for small files
 # floating base: pose (position, unit quaternion x y z w), twist [w; v] in the base frame, its derivative
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -362,25 +362,37 @@ def _content_end(block, spaces=b" \t\r\n"):
 
 def _csv_chunks(stream, label, names, time_col, groups):
     wanted = sorted({k for cols in groups.values() for k in cols} | ({time_col} if time_col is not None else set()))
+    index = {k: j for j, k in enumerate(wanted)}
+    spans = {g: _span([index[k] for k in cols]) for g, cols in groups.items()}
     start = 0
     with stream:
         for block in _csv_blocks(stream):
             line = start + 2  # of the block's first row: every row is one line
             if len(block) < SMALL_BLOCK:
-                columns = _parse_block(label, line, block, names, wanted)
+                values = _parse_block(label, line, block, names, wanted)
             else:
-                columns = _parse_block_fast(label, line, block, names, wanted)
-            rows = len(columns[wanted[0]])
-            data = {g: _stack([columns[k] for k in cols], rows) for g, cols in groups.items()}
-            yield Chunk(start, columns[time_col] if time_col is not None else None, data)
-            start += rows
+                values = _parse_block_fast(label, line, block, names, wanted)
+            # column-major views of the block's (N, len(wanted)) array: no copies when a group's
+            # columns sit side by side in the file, as they usually do
+            data = {g: values[:, span] if isinstance(span, slice) else np.asfortranarray(values[:, span])
+                    for g, span in spans.items()}
+            yield Chunk(start, values[:, index[time_col]] if time_col is not None else None, data)
+            start += len(values)
     if start == 0:
         raise TrajectoryError(label, None, "no data rows after the header")
 
 
+def _span(positions):
+    """A slice for consecutive ascending positions (a view of the columns), else the list."""
+    if positions and positions == list(range(positions[0], positions[0] + len(positions))):
+        return slice(positions[0], positions[0] + len(positions))
+    return positions if positions else slice(0, 0)
+
+
 def _parse_block_fast(label, line, block, names, wanted):
-    """{column: (N,) floats} of a large block, parsed by polars (multi-threaded, correctly rounded);
-    any doubt is settled by `_parse_block`, which names the bad line and column."""
+    """(N, len(wanted)) floats of a large block, column-major, parsed by polars (multi-threaded,
+    correctly rounded); any doubt is settled by `_parse_block`, which names the bad line and column.
+    A handful of calls per block, so that this thread seldom waits for the GIL."""
     import polars as pl
 
     last = len(names) - 1  # read too: a row with fewer fields leaves it null
@@ -388,24 +400,21 @@ def _parse_block_fast(label, line, block, names, wanted):
     try:
         frame = pl.read_csv(block, has_header=False, new_columns=keys, columns=sorted(set(wanted) | {last}),
                             infer_schema=False, schema_overrides={keys[k]: pl.Float64 for k in wanted})
-        series = {k: frame.get_column(keys[k]) for k in wanted}
-        ok = all(c.null_count() == 0 for c in series.values())  # a blank line is a row of nulls
+        values = frame.select([keys[k] for k in wanted]).to_numpy(order="fortran")
+        ok = bool(np.isfinite(values).all())  # a null (a blank line, an empty cell) comes out as nan
         short = last not in wanted and frame.get_column(keys[last]).null_count() > 0
     except pl.exceptions.PolarsError:
         ok = short = False
-    if ok:
-        columns = {k: c.to_numpy() for k, c in series.items()}
-        ok = all(np.isfinite(c).all() for c in columns.values())
     if not ok or short:  # short: a row with too few fields, or merely empty last cells
         checked = _parse_block(label, line, block, names, wanted)
         if not ok:
             return checked
-    return columns
+    return values
 
 
 def _parse_block(label, line, block, names, wanted):
-    """{column: (N,) floats} of a block, parsed in Python; the first bad row or cell is an error
-    naming its line and column."""
+    """(N, len(wanted)) floats of a block, column-major, parsed in Python; the first bad row or
+    cell is an error naming its line and column."""
     text = block.decode("utf-8", errors="replace").splitlines()
     values = {k: [] for k in wanted}
     for offset, row in enumerate(csv.reader(text)):
@@ -425,7 +434,7 @@ def _parse_block(label, line, block, names, wanted):
             if not math.isfinite(value):
                 raise TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", f"not finite: '{cell}'")
             values[k].append(value)
-    return {k: np.array(v, dtype=float) for k, v in values.items()}
+    return np.array([values[k] for k in wanted], dtype=float).reshape(len(wanted), -1).T
 
 
 # -- YAML / JSON ---------------------------------------------------------------------------------

@@ -176,6 +176,17 @@ def test_large_csv_blocks_parse_like_small_ones(tmp_path, monkeypatch):
     _, slow, _ = read_all(tmp_path / "p.csv", model)
     for x in ("time", "q", "qd", "qdd"):
         assert fast[x].tobytes() == slow[x].tobytes()
+    # columns in any order, with a column of text among them and at the end: same numbers
+    rows = [line.split(",") for line in text.splitlines()]
+    assert rows[0] == ["time", "q_shoulder", "q_elbow"]
+    shuffled = [[row[2], "note", row[0], row[1], "x y"] for row in rows]  # q: columns 4 and 1
+    shuffled[0][1], shuffled[0][-1] = "note", "comment"
+    (tmp_path / "s.csv").write_text("\n".join(",".join(row) for row in shuffled) + "\n")
+    for small in (0, 1 << 30):
+        monkeypatch.setattr(reader, "SMALL_BLOCK", small)
+        _, mixed, chunks = read_all(tmp_path / "s.csv", model)
+        for x in ("time", "q", "qd", "qdd"):
+            assert mixed[x].tobytes() == slow[x].tobytes()
 
 
 def test_a_column_claimed_twice_is_an_error():
