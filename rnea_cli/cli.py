@@ -7,7 +7,6 @@ import time as _time
 import warnings
 
 import click
-import numpy as np
 
 from .errors import RneaError
 
@@ -198,6 +197,8 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
 def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
+    import numpy as np
+
     from . import output as out
     from .actuators import load_drives
     from .compute import torque_columns
@@ -247,6 +248,8 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
 def wrenches(robot, trajectory, output, fmt, quiet, **options):
     """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
+    import numpy as np
+
     from . import output as out
     from .compute import wrench_columns
     from .compute import Peaks

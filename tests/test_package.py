@@ -1,0 +1,36 @@
+"""The package's own surface: what `import rnea_cli` gives, and what the CLI's start-up loads.
+Each check runs in a fresh interpreter, since imports are the point."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def python(code):
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_command_line_starts_without_numpy_or_lxml():
+    out = python("import sys\nfrom rnea_cli.cli import main\n"
+                 "print(sorted(m for m in ('numpy', 'lxml', 'polars', 'rich', 'yaml') if m in sys.modules))")
+    assert out == "[]"
+
+
+@pytest.mark.parametrize("first", ["import rnea_cli.compute", "import rnea_cli.rnea", "from rnea_cli.rnea import GRAVITY",
+                                   "import rnea_cli", "from rnea_cli import inverse_dynamics"])
+def test_rnea_cli_rnea_is_the_function_whatever_was_imported_first(first):
+    out = python(f"{first}\nimport importlib, types, rnea_cli\nfrom rnea_cli import rnea\n"
+                 "print(callable(rnea_cli.rnea), rnea is rnea_cli.rnea, isinstance(rnea, types.FunctionType),\n"
+                 "      isinstance(importlib.import_module('rnea_cli.rnea'), types.ModuleType))")
+    assert out == "True True True True"
+
+
+def test_every_exported_name_resolves():
+    out = python("import rnea_cli\nprint(all(hasattr(rnea_cli, name) for name in rnea_cli.__all__),"
+                 " set(rnea_cli.__all__) <= set(dir(rnea_cli)))")
+    assert out == "True True"
+    with pytest.raises(AssertionError, match="no attribute 'nothing'"):
+        python("import rnea_cli\nrnea_cli.nothing")
