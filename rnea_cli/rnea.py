@@ -58,18 +58,23 @@ def force_matrix(I):
     return K
 
 
+# Products whose column of K is zero for every rigid body, though round-off may leave ~1e-17 in
+# it: v_lin x (m v_lin) = 0, and the w_a v_a terms cancel between w x n and v_lin x f (with
+# n = I_o w + m c x v_lin, f = m v_lin - m c x w, both give m c (w . v_lin)).
+VANISHING = {(a, b) for a in range(3, 6) for b in range(a, 6)} | {(0, 3), (1, 4), (2, 5)}
+
+
 class BodyForce:
     """f = I a + v x* I v for one body, as K[:, used] @ [a; v_a v_b for the used pairs].
 
-    Only the products whose column of K is nonzero are formed: v_lin x (m v_lin) vanishes, and so do
-    the w_a v_a terms (they cancel between w x n and v x f), which leaves at most 12 of the 21
-    products, fewer for bodies with the centre of mass on an axis. Only exactly zero columns are
-    dropped, so nothing changes but the rounding of the sums. The products are formed in runs,
+    Only the products that can contribute are formed: not the 9 VANISHING ones, which leaves at
+    most 12 of the 21, nor those whose column is exactly zero (a centre of mass on an axis of the
+    joint frame). Dropping a column changes nothing but rounding. The products are formed in runs,
     v_a * v[b0:b1], one numpy call each (see `_body_force`)."""
 
     def __init__(self, I):
         K = force_matrix(I)
-        used = [PAIRS[k - 6] for k in range(6, 27) if K[:, k].any()]
+        used = [p for k, p in enumerate(PAIRS) if p not in VANISHING and K[:, 6 + k].any()]
         self.runs = []  # (a, b0, b1): Z rows for v_a v_b, b0 <= b < b1, in order
         for a, b in used:
             if self.runs and self.runs[-1][0] == a and self.runs[-1][2] == b:
@@ -116,6 +121,7 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     `model.world_X_root`), twist (N, 6) its [w; v] in its own frame and dtwist (N, 6) the time
     derivative of that twist. gravity is then in the world frame. wrenches: also return the wrench
     each joint transmits. A single sample ((n,) arrays) gives arrays without the sample axis.
+    tau is row-major, unless q is column-major ((N, n) with each joint's column contiguous).
     """
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     single = q.ndim == 1
@@ -141,7 +147,8 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
             raise ValueError(f"f_ext names body {b}; bodies are -1 (root) .. {model.n - 1}")
 
     plan = _plan(model)
-    tau = np.empty((N, model.n), order="F")  # column-major, like the inputs the CLI passes in
+    # tau is laid out like q: row-major, or column-major for column-major q (what the CLI passes)
+    tau = np.empty((N, model.n), order="F" if q.flags.f_contiguous and not q.flags.c_contiguous else "C")
     base_wrench = np.empty((N, 6)) if base is not None else None
     joint_wrenches = np.empty((N, model.n, 6)) if wrenches else None
     work = _Work(model.n, min(N, CHUNK))

@@ -77,6 +77,10 @@ def test_column_major_input_gives_the_same_torques(monkeypatch):
     monkeypatch.setattr(engine, "CHUNK", 7)
     rows = rnea(model, q, qd, qdd)
     columns = rnea(model, *(np.asfortranarray(x) for x in (q, qd, qdd)))
-    assert np.asfortranarray(q).T.flags.c_contiguous
     np.testing.assert_array_equal(columns, rows)
+    assert rows.flags.c_contiguous and columns.flags.f_contiguous and not columns.flags.c_contiguous
+    # chunk rows are read in place from column-major input, copied from row-major input
+    F, C = np.asfortranarray(q), np.ascontiguousarray(q)
+    assert np.shares_memory(engine._rows(F[3:10].T), F) and engine._rows(F[3:10].T).strides[-1] == 8
+    assert not np.shares_memory(engine._rows(C[3:10].T), C) and engine._rows(C[3:10].T).flags.c_contiguous
     assert_matches(columns, pin_rnea(pm, model.joint_names, q, qd, qdd, (0.0, 0.0, -9.81)))

@@ -87,3 +87,29 @@ def test_cos_sin_from_the_half_angle_tangent_are_within_an_ulp():
     c, s = engine._cos_sin(q.reshape(1, -1), np.empty((1, len(q))))
     assert np.abs(c[0] - np.cos(q)).max() <= 2.3e-16
     assert np.abs(s[0] - np.sin(q)).max() <= 2.3e-16
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0.01, 50), vec3, arrays(np.float64, 6, elements=st.floats(-2, 2)), vec6, vec6)
+def test_body_force_forms_only_the_products_a_rigid_body_needs(m, c, moments, v, a):
+    """The 9 VANISHING products have zero columns for any rigid body (here with an arbitrary, even
+    non-physical, rotational inertia), so the reduced K gives I a + v x* I v to round-off."""
+    import importlib
+
+    engine = importlib.import_module("rnea_cli.rnea")
+    Ic = np.array([[moments[0], moments[3], moments[4]], [moments[3], moments[1], moments[5]],
+                   [moments[4], moments[5], moments[2]]])
+    I = spatial.mcI(m, c, Ic)
+    K = engine.force_matrix(I)
+    scale = np.abs(K).max()
+    for k, pair in enumerate(engine.PAIRS):
+        if pair in engine.VANISHING:
+            assert np.abs(K[:, 6 + k]).max() <= 1e-14 * scale, pair
+    body = engine.BodyForce(I)
+    Z = np.empty((27, 1))
+    m_array = np.stack([v.reshape(2, 3), a.reshape(2, 3)], axis=-1)[..., None]  # (2, 3, 2, 1): [v, a]
+    f = np.empty((2, 3, 1))
+    engine._body_force(body, m_array, f, Z)
+    expected = I @ a + spatial.crf(v) @ I @ v
+    np.testing.assert_allclose(f.reshape(6), expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+    assert len(body.K[0]) <= 6 + 12

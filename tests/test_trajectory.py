@@ -198,10 +198,14 @@ def test_a_column_claimed_twice_is_an_error():
         open_(str(ROBOTS / "rover_traj.csv"), model, floating=True)
 
 
-def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch):
+@pytest.mark.parametrize("parser", ["python", "polars"])
+def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
     """Blank lines at the very end are dropped however the blocks fall, even when they fill whole
-    blocks; a blank line before more data is an error naming its line, wherever the block ends."""
+    blocks; a blank line before more data is an error naming its line, wherever the block ends,
+    whichever parser reads the blocks."""
     from rnea_cli.errors import TrajectoryError
+
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
 
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},{-k / 100!r}" for k in range(12)]
