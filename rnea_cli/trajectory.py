@@ -401,7 +401,9 @@ def _parse_block_fast(label, line, block, names, wanted):
         frame = pl.read_csv(block, has_header=False, new_columns=keys, columns=sorted(set(wanted) | {last}),
                             infer_schema=False, schema_overrides={keys[k]: pl.Float64 for k in wanted})
         values = frame.select([keys[k] for k in wanted]).to_numpy(order="fortran")
-        ok = bool(np.isfinite(values).all())  # a null (a blank line, an empty cell) comes out as nan
+        # a null (a blank line, an empty cell) comes out as nan; fewer rows than lines: a quoted
+        # cell spans lines
+        ok = bool(np.isfinite(values).all()) and len(values) == block.count(b"\n")
         short = last not in wanted and frame.get_column(keys[last]).null_count() > 0
     except pl.exceptions.PolarsError:
         ok = short = False
@@ -417,7 +419,8 @@ def _parse_block(label, line, block, names, wanted):
     cell is an error naming its line and column."""
     text = block.decode("utf-8", errors="replace").splitlines()
     values = {k: [] for k in wanted}
-    for offset, row in enumerate(csv.reader(text)):
+    rows = csv.reader(text)
+    for offset, row in enumerate(_rows_of_one_line(rows, label, line)):
         where = f"line {line + offset}"
         if len(row) != len(names):
             raise TrajectoryError(label, where, f"{len(row)} field{'s' if len(row) != 1 else ''}, "
@@ -435,6 +438,20 @@ def _parse_block(label, line, block, names, wanted):
                 raise TrajectoryError(label, f"{where}, column {k + 1} ({names[k]})", f"not finite: '{cell}'")
             values[k].append(value)
     return np.array([values[k] for k in wanted], dtype=float).reshape(len(wanted), -1).T
+
+
+def _rows_of_one_line(rows, label, line):
+    """The rows of a csv.reader over a block's lines; a quoted cell that runs on to the next
+    line (most likely a missing closing quote, which would swallow the rows after it) is an error."""
+    offset = 0
+    try:
+        for offset, row in enumerate(rows):
+            if rows.line_num != offset + 1:
+                raise TrajectoryError(label, f"line {line + offset}",
+                                      "a quoted cell runs on past the end of the line (a missing closing quote?)")
+            yield row
+    except csv.Error as exc:
+        raise TrajectoryError(label, f"line {line + offset}", f"not CSV: {exc}") from None
 
 
 # -- YAML / JSON ---------------------------------------------------------------------------------

@@ -224,3 +224,19 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
             (tmp_path / "mid.csv").write_text(head + "\n".join(rows[:k]) + "\n\n \n" + "\n".join(rows[k:]) + "\n")
             with pytest.raises(TrajectoryError, match=rf"line {k + 2}\b"):
                 read_all(tmp_path / "mid.csv", model)
+
+
+@pytest.mark.parametrize("parser", ["python", "polars"])
+def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, parser):
+    """An unclosed quote would make the rest of the file one cell: fewer samples and no error.
+    Both parsers refuse a cell that runs past its line, naming the line it starts on."""
+    from rnea_cli.errors import TrajectoryError
+
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    rows = [f"{k / 10!r},{k / 100!r},0,0,0,0,0,note {k}" for k in range(3000)]
+    rows[1234] = rows[1234].replace("note", '"note')
+    head = "time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow,note\n"
+    (tmp_path / "q.csv").write_text(head + "\n".join(rows) + "\n")
+    with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
+        read_all(tmp_path / "q.csv", model)
