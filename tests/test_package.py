@@ -19,8 +19,9 @@ def test_the_command_line_starts_without_numpy_or_lxml():
     assert out == "[]"
 
 
-@pytest.mark.parametrize("first", ["import rnea_cli.compute", "import rnea_cli.rnea", "from rnea_cli.rnea import GRAVITY",
-                                   "import rnea_cli", "from rnea_cli import inverse_dynamics"])
+@pytest.mark.parametrize("first", ["import rnea_cli.compute", "import rnea_cli.rnea",
+                                   "from rnea_cli.rnea import GRAVITY", "import rnea_cli",
+                                   "from rnea_cli import inverse_dynamics"])
 def test_rnea_cli_rnea_is_the_function_whatever_was_imported_first(first):
     out = python(f"{first}\nimport importlib, types, rnea_cli\nfrom rnea_cli import rnea\n"
                  "print(callable(rnea_cli.rnea), rnea is rnea_cli.rnea, isinstance(rnea, types.FunctionType),\n"
