@@ -215,7 +215,7 @@ class _Work:
             "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
             "f": (n + 1, 2, 3),  # f_i: (angular|linear, x|y|z, N)
             "W": (n, 2, 3),  # joint wrenches, when asked for
-            "Z": (27,),  # [a_i; v_a v_b]
+            "Z": (6 + len(PAIRS) - len(VANISHING),),  # [a_i; the v_a v_b it needs]
             "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,), "tau": (n,), "t": (n,),
         }
         self.memory = {k: np.empty(shape + (N,)) for k, shape in self.buffers.items()}
