@@ -143,6 +143,11 @@ def trajectory_options(command):
     return command
 
 
+def say_notices(console, notices):
+    for notice in notices:
+        console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
+
+
 def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, dt, floating_base, no_mimic,
                 wrench_frame, quiet, **compute):
     """(model, coordinates, trajectory, iterator of compute.Block): what the commands share."""
@@ -159,8 +164,7 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     traj = open_trajectory(trajectory, coords, fmt=input_format, degrees=degrees, dt=dt, floating=floating,
                            links=links)
     shown = len(traj.notices)
-    for notice in traj.notices:
-        console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
+    say_notices(console, traj.notices)
     if coords.followers:
         many = len(coords.followers) > 1
         console.print(f"note: {len(coords.followers)} mimic joint{'s' if many else ''} "
@@ -178,8 +182,7 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     def stream():
         chunks = with_progress(prefetch(traj.chunks), console, not quiet)
         yield from engine.blocks(model, coords, chunks, options, traj)
-        for notice in traj.notices[shown:]:  # found while reading
-            console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
+        say_notices(console, traj.notices[shown:])  # found while reading
 
     return model, coords, traj, options, stream()
 

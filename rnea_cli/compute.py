@@ -74,11 +74,9 @@ def blocks(model, coords, chunks, options, traj):
         base = None
         if options.floating:
             base = (chunk.data["base_pose"], chunk.data["base_twist"], chunk.data["base_dtwist"])
-        applied = {g.split(":", 1)[1]: (x, chunk.data.get("fext_at:" + g.split(":", 1)[1]))
-                   for g, x in chunk.data.items() if g.startswith("fext:")}
+        applied = {link: (chunk.data["fext:" + link], chunk.data.get("fext_at:" + link)) for link in traj.wrenched}
+        # a wrench on a fixed root (body -1) is held by the world: the engine leaves it out
         f_ext = link_wrenches_to_bodies(model, applied, options.wrench_frame, q, base and base[0])
-        if not options.floating:
-            f_ext.pop(-1, None)  # the fixed root is held by the world
         with np.errstate(all="ignore"):  # overflow is reported below, as an input error
             result = inverse_dynamics(model, q, qd, qdd, gravity=options.gravity, base=base, f_ext=f_ext,
                                       wrenches=options.wrenches)
@@ -97,6 +95,14 @@ def blocks(model, coords, chunks, options, traj):
         yield block
 
 
+FORCE_MOMENT = ("fx", "fy", "fz", "tx", "ty", "tz")  # wrench columns: force first, as users read them
+
+
+def force_first(W):
+    """[f; n] from the library's [n; f] along the last axis."""
+    return np.concatenate([W[..., 3:], W[..., :3]], axis=-1)
+
+
 def torque_columns(coords, has_time, options):
     """(CSV names, JSON/YAML keys, function Block -> (N, len(names)) array) of `rnea torques`."""
     names, keys, parts = [], [], []
@@ -105,10 +111,9 @@ def torque_columns(coords, has_time, options):
         keys.append(("time",))
         parts.append(lambda b: b.chunk.time[:, None])
     if options.floating:
-        for k, c in enumerate(("fx", "fy", "fz", "tx", "ty", "tz")):
-            names.append(f"base_{c}")
-            keys.append(("base", c))
-        parts.append(lambda b: np.concatenate([b.base_wrench[:, 3:], b.base_wrench[:, :3]], axis=1))
+        names += [f"base_{c}" for c in FORCE_MOMENT]
+        keys += [("base", c) for c in FORCE_MOMENT]
+        parts.append(lambda b: force_first(b.base_wrench))
     groups = [("tau", lambda b: b.tau)]
     if options.friction or options.drives:
         groups.append(("tau_friction", lambda b: b.friction))
@@ -134,14 +139,11 @@ def _columns(parts):
 def wrench_columns(model, has_time):
     """Columns of `rnea wrenches`: <joint>_fx .. <joint>_tz in each joint's frame."""
     names, keys = (["time"], [("time",)]) if has_time else ([], [])
-    for j in model.joint_names:
-        for c in ("fx", "fy", "fz", "tx", "ty", "tz"):
-            names.append(f"{j}_{c}")
-            keys.append((j, c))
+    names += [f"{j}_{c}" for j in model.joint_names for c in FORCE_MOMENT]
+    keys += [(j, c) for j in model.joint_names for c in FORCE_MOMENT]
 
     def values(b):
-        W = b.joint_wrenches
-        W = np.concatenate([W[:, :, 3:], W[:, :, :3]], axis=2).reshape(len(W), -1)  # [f; n] per joint
+        W = force_first(b.joint_wrenches).reshape(len(b.joint_wrenches), -1)
         return _columns([b.chunk.time[:, None], W] if has_time else [W])
 
     return names, keys, values

@@ -157,8 +157,9 @@ class LimitCheck:
                 use = np.abs(x - middle) / half
             else:
                 x = tau[:, i] if quantity == "effort" else qd[:, i]
-                over = ~(np.abs(x) <= check.allowed)  # NaN counts as over
-                use = np.abs(x) / check.allowed
+                size = np.abs(x)
+                over = ~(size <= check.allowed)  # NaN counts as over
+                use = size / check.allowed
             self._record(check, chunk, x, over, use)
 
     def _record(self, check, chunk, x, over, use):

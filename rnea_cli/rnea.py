@@ -24,12 +24,11 @@ class _Plan:
     """Per-joint constants of a Model, in aligned frames; built once per model."""
 
     def __init__(self, model):
-        self.n = model.n
         self.parent = [int(p) for p in model.parent]  # -1, the root, is also the last slot of the work arrays
         self.prismatic = [not j.is_angular for j in model.joints]
         self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
-        self.XT = np.empty((self.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
-        self.I = np.empty((self.n, 6, 6))  # body inertia in its aligned frame
+        self.XT = np.empty((model.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
+        self.I = np.empty((model.n, 6, 6))  # body inertia in its aligned frame
         for i, j in enumerate(model.joints):
             A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
             # parent'_H_stator' = inv(rotor_H_parent') parent_X_stator stator_H_stator'
@@ -211,14 +210,14 @@ class _Work:
     Body arrays have n + 1 slots: the last, reached by parent index -1, is the root body."""
 
     def __init__(self, n, N):
-        self.buffers = {
+        buffers = {
             "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
             "f": (n + 1, 2, 3),  # f_i: (angular|linear, x|y|z, N)
             "W": (n, 2, 3),  # joint wrenches, when asked for
             "Z": (6 + len(PAIRS) - len(VANISHING),),  # [a_i; the v_a v_b it needs]
             "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,), "tau": (n,), "t": (n,),
         }
-        self.memory = {k: np.empty(shape + (N,)) for k, shape in self.buffers.items()}
+        self.memory = {k: np.empty(shape + (N,)) for k, shape in buffers.items()}
 
     def view(self, N):
         """The arrays for a chunk of N samples (the last one may be shorter)."""

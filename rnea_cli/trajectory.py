@@ -134,9 +134,8 @@ class _Layout:
             if len(missing) == len(keys) and group != "q":
                 continue
             if missing:
-                what = {"q": "q", "qd": "qd", "qdd": "qdd"}.get(group)
-                if what:
-                    raise TrajectoryError(label, None, f"missing {what} for joint{'s' if len(missing) > 1 else ''} "
+                if group in QUANTITIES:
+                    raise TrajectoryError(label, None, f"missing {group} for joint{'s' if len(missing) > 1 else ''} "
                                                        f"{', '.join(missing)}")
                 prefix = keys[0][0]
                 raise TrajectoryError(label, None, f"missing column{'s' if len(missing) > 1 else ''} "
