@@ -9,13 +9,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"
 CORPUS = ROOT.parent / "shared" / "urdf"
 CORPUS_FILES = sorted(CORPUS.glob("*.urdf")) if CORPUS.is_dir() else []
+CORPUS_ROBOTS = ("anymal_c", "baxter", "cassie", "double_pendulum", "iiwa14", "kinova_j2s6s200", "panda", "pr2",
+                 "romeo", "romeo_laas_small", "simple_humanoid", "solo12", "turtlebot3_waffle_pi", "ur5")  # SOURCES.md
 
 
 def corpus_params(names=None):
     """One pytest param per shared URDF (or per name in names); one 'corpus-missing' param without it."""
     files = [p for p in CORPUS_FILES if names is None or p.stem in names]
-    if CORPUS_FILES and names is not None:
-        missing = set(names) - {p.stem for p in files}
+    if CORPUS_FILES:
+        missing = set(names if names is not None else CORPUS_ROBOTS) - {p.stem for p in files}
         assert not missing, f"robots {sorted(missing)} are not in the corpus at {CORPUS}"
     if files:
         return [pytest.param(p, id=p.stem) for p in files]
@@ -26,8 +28,8 @@ def need_corpus(path):
     """The path, or a skip (a failure under CI=true) when the corpus is not beside the clone."""
     if path is None:
         message = f"URDF corpus not found at {CORPUS}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + " (CI=true: it must be there)")
+        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+            pytest.fail(message + f" (CI={os.environ['CI']}: it must be there)")
         pytest.skip(message)
     return path
 
@@ -50,6 +52,21 @@ def load(source):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)
         return load_urdf(source)
+
+
+def write_csv(path, columns):
+    """A trajectory CSV from {name: (N,) numbers}, every value in repr form; returns path."""
+    names = list(columns)
+    N = len(next(iter(columns.values())))
+    lines = [",".join(names)] + [",".join(repr(float(columns[c][k])) for c in names) for k in range(N)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def joint_columns(names, q, qd, qdd):
+    """{q_<joint>: .., qd_<joint>: .., qdd_<joint>: ..} from (N, n) arrays in the order of names."""
+    return {f"{prefix}_{name}": x[:, i] for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd))
+            for i, name in enumerate(names)}
 
 
 def columns(text):

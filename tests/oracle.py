@@ -39,8 +39,7 @@ def assert_matches(ours, reference, rtol=1e-9, atol=1e-12):
     """Per joint: |ours - ref| <= rtol * (largest |ref| of that joint over the samples) + atol."""
     ours, reference = np.atleast_2d(ours), np.atleast_2d(reference)
     assert ours.shape == reference.shape, f"shape {ours.shape} vs reference {reference.shape}"
-    if reference.size == 0:
-        return 0.0
+    assert reference.size, "nothing to compare: the reference is empty"
     scale = np.abs(reference).max(axis=0)
     err = np.abs(ours - reference)
     bad = err > rtol * scale + atol

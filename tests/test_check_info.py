@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from conftest import ROBOTS, columns, corpus_params, need_corpus, run
+from conftest import ROBOTS, columns, corpus_params, joint_columns, load, need_corpus, run, write_csv
 from rnea_cli import load_urdf
 
 ARM = str(ROBOTS / "arm7.urdf")
@@ -221,8 +221,7 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     from rnea_cli.model import Coordinates
 
     path = need_corpus(path)
-    with _quiet():
-        model = load_urdf(path)
+    model = load(path)
     coords = Coordinates(model)
     follower = next(j for j in model.joints if j.mimic is not None and j.mimic.multiplier == -1)
     leader = coords.index(follower.mimic.joint)
@@ -230,26 +229,10 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     q = np.zeros((N, coords.n))
     hi = follower.limits.upper
     q[:, leader] = -(hi + 0.01)  # the follower, at -q_leader, goes 0.01 past its upper limit
-    cols = {"time": np.arange(N) * 0.1}
-    for prefix in ("q", "qd", "qdd"):
-        for k, name in enumerate(coords.joint_names):
-            cols[f"{prefix}_{name}"] = q[:, k] if prefix == "q" else np.zeros(N)
-    traj = tmp_path / "m.csv"
-    traj.write_text(",".join(cols) + "\n" + "\n".join(",".join(repr(float(cols[c][k])) for c in cols)
-                                                     for k in range(N)) + "\n")
+    zero = np.zeros_like(q)
+    cols = {"time": np.arange(N) * 0.1, **joint_columns(coords.joint_names, q, zero, zero)}
+    traj = write_csv(tmp_path / "m.csv", cols)
     doc = json.loads(run("check", str(path), str(traj), "--format", "json").stdout)
     found = {(v["joint"], v["quantity"]) for v in doc["violations"]}
     assert (follower.name, "position") in found
     assert all(c["joint"] != follower.name for c in doc["checks"] if c["quantity"] == "effort")
-
-
-def _quiet():
-    import contextlib
-    import warnings
-
-    @contextlib.contextmanager
-    def quiet():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    return quiet()

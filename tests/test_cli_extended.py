@@ -6,29 +6,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import ROBOTS, columns as read_csv, corpus_params, load, need_corpus, run
+from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
 from oracle import assert_matches, pin_full, random_base
 from test_oracle import pin_loadable_xml, random_motion
 
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
 
-
-
-def write_csv(path, columns):
-    names = list(columns)
-    N = len(next(iter(columns.values())))
-    lines = [",".join(names)] + [",".join(repr(float(columns[c][k])) for c in names) for k in range(N)]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-
-def joint_columns(names, q, qd, qdd):
-    cols = {}
-    for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd)):
-        for i, name in enumerate(names):
-            cols[f"{prefix}_{name}"] = x[:, i]
-    return cols
 
 
 def base_columns(pose, twist, dtwist):

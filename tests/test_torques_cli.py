@@ -1,7 +1,5 @@
 """`rnea torques`: options, formats, streams and bad input, through Click's runner and real pipes."""
 
-import csv
-import io
 import json
 import os
 import pathlib
@@ -12,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import ROBOTS, corpus_params, need_corpus, run
+from conftest import ROBOTS, columns, corpus_params, joint_columns, need_corpus, run, write_csv
 from oracle import assert_matches, pin_model, pin_rnea
 from rnea_cli import load_urdf, rnea
 
@@ -25,8 +23,9 @@ PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
 
 
 def read_csv(text):
-    rows = list(csv.reader(io.StringIO(text)))
-    return rows[0], np.array([[float(x) for x in row] for row in rows[1:]])
+    """(header, (N, columns) array) of a CSV text."""
+    cols = columns(text)
+    return list(cols), np.column_stack(list(cols.values()))
 
 
 def read_traj_csv(path, model):
@@ -53,11 +52,7 @@ def test_end_to_end_matches_pinocchio(path, tmp_path):
     model = load_urdf(path)
     rng = np.random.default_rng(5)
     q, qd, qdd = rng.uniform(-2, 2, (3, 50, model.n))
-    traj = tmp_path / "t.csv"
-    cols = {f"{x}_{j}": arr[:, i] for x, arr in (("q", q), ("qd", qd), ("qdd", qdd))
-            for i, j in enumerate(model.joint_names)}
-    traj.write_text(",".join(cols) + "\n" + "\n".join(",".join(repr(float(cols[c][k])) for c in cols)
-                                                      for k in range(50)) + "\n")
+    traj = write_csv(tmp_path / "t.csv", joint_columns(model.joint_names, q, qd, qdd))
     result = run("torques", str(path), str(traj), "-q", "--gravity", "0.5,-1,-9.7")
     header, tau = read_csv(result.stdout)
     assert header == [f"tau_{j}" for j in model.joint_names]

@@ -147,16 +147,17 @@ def test_large_blocks_go_through_polars_in_order_and_exactly():
     from rnea_cli import output
 
     rng = np.random.default_rng(9)
-    block = rng.standard_normal((6000, 5)) * 10.0 ** rng.integers(-30, 30, (6000, 5))
-    assert block.size >= output.SMALL_BLOCK
+    block = rng.standard_normal((9000, 5)) * 10.0 ** rng.integers(-30, 30, (9000, 5))
+    parts = (block[:4000], block[4000:5000], block[5000:])  # polars, Python, polars
+    assert [p.size >= output.SMALL_BLOCK for p in parts] == [True, False, True]
     stream = io.BytesIO()
     names = [f"c{k}" for k in range(5)]
     writer = TableWriter(stream, "csv", names, [(n,) for n in names], background=True)
-    writer.write(block[:3000])
-    writer.write(block[3000:])
+    for part in parts:
+        writer.write(part)
     writer.close()
     lines = stream.getvalue().decode().splitlines()
-    assert lines[0] == ",".join(names) and len(lines) == 6001
+    assert lines[0] == ",".join(names) and len(lines) == 9001
     cells = [line.split(",") for line in lines[1:]]
     back = np.array([[float(x) for x in row] for row in cells])
     assert back.tobytes() == block.tobytes()

@@ -138,6 +138,15 @@ def test_link_without_inertial_is_massless_and_limits_absent_are_none():
     np.testing.assert_array_equal(j.axis, [0, 0, 1])
 
 
+def test_limits_and_dynamics_are_read_as_written():
+    xml = robot('<link name="a"/>', '<link name="b"/>',
+                joint("j", "a", "b", extra='<limit effort="12.5" velocity="3.25" lower="-1.5" upper="2.75"/>'
+                                           '<dynamics damping="0.7" friction="1.3"/>'))
+    j = load_urdf(xml).joints[0]
+    assert (j.limits.effort, j.limits.velocity, j.limits.lower, j.limits.upper) == (12.5, 3.25, -1.5, 2.75)
+    assert (j.damping, j.friction) == (0.7, 1.3)
+
+
 def test_model_is_frozen():
     model = load_urdf(robot(*GOOD))
     with pytest.raises(Exception):
