@@ -12,6 +12,32 @@ def yaml_error(label, exc, error=RneaError):
     return error(label, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}")
 
 
+def number(x):
+    """x as a float if it is a finite number, else None. YAML 1.1 reads 1e3 (no dot) as a string,
+    so numeric strings count; booleans do not."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        return None
+    try:
+        value = float(x)
+    except (ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def why_not_a_number(x):
+    """Why number(x) is None, for a message: 'missing', 'not finite: inf', "not a number: 'abc'"."""
+    if x is None:
+        return "missing"
+    if not isinstance(x, bool) and isinstance(x, (int, float, str)):
+        try:
+            return f"not finite: {float(x)!r}"
+        except OverflowError:
+            return f"not finite: {x!r}"
+        except ValueError:
+            pass
+    return f"not a number: {x!r}"
+
+
 def read_joint_file(path, joint_names, keys, *, nullable=False):
     """{joint: {key: float (or None when nullable)}}; errors name the file and the entry."""
     import yaml
@@ -38,7 +64,7 @@ def read_joint_file(path, joint_names, keys, *, nullable=False):
                 raise RneaError(path, f"{joint}.{key}", f"unknown key (expected one of {', '.join(keys)})")
             if value is None and nullable:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if number(value) is None:
                 raise RneaError(path, f"{joint}.{key}", f"not a finite number: {value!r}")
-        out[joint] = {k: None if v is None else float(v) for k, v in entry.items()}
+        out[joint] = {k: None if v is None else number(v) for k, v in entry.items()}
     return out

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TrajectoryError
-from .jointfile import yaml_error
+from .jointfile import number, why_not_a_number, yaml_error
 
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
@@ -509,17 +509,10 @@ def _numbers(values, label, path):
         raise TrajectoryError(label, path, f"expected a list of numbers, got {type(values).__name__}")
     out = np.empty(len(values))
     for k, x in enumerate(values):
-        if isinstance(x, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
-            try:
-                x = float(x)
-            except ValueError:
-                pass
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            what = "missing" if x is None else f"not a number: {x!r}"
-            raise TrajectoryError(label, f"{path}[{k}]", what)
-        if not math.isfinite(x):
-            raise TrajectoryError(label, f"{path}[{k}]", f"not finite: {x!r}")
-        out[k] = x
+        value = number(x)
+        if value is None:
+            raise TrajectoryError(label, f"{path}[{k}]", why_not_a_number(x))
+        out[k] = value
     return out
 
 
