@@ -403,10 +403,13 @@ def _parse_block_fast(label, line, block, names, wanted):
         # a null (a blank line, an empty cell) comes out as nan; fewer rows than lines: a quoted
         # cell spans lines
         ok = bool(np.isfinite(values).all()) and len(values) == block.count(b"\n")
-        short = last not in wanted and frame.get_column(keys[last]).null_count() > 0
+        # nulls in the last column: a row with too few fields, or merely empty last cells. polars
+        # refuses rows with too many fields, so with no quotes the comma count settles it
+        short = (last not in wanted and frame.get_column(keys[last]).null_count() > 0
+                 and not (b'"' not in block and block.count(b",") == len(values) * last))
     except pl.exceptions.PolarsError:
         ok = short = False
-    if not ok or short:  # short: a row with too few fields, or merely empty last cells
+    if not ok or short:
         checked = _parse_block(label, line, block, names, wanted)
         if not ok:
             return checked

@@ -241,3 +241,25 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
     (tmp_path / "q.csv").write_text(head + "\n".join(rows) + "\n")
     with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
         read_all(tmp_path / "q.csv", model)
+
+
+@pytest.mark.parametrize("parser", ["python", "polars"])
+def test_an_empty_last_column_is_empty_cells_and_a_short_row_still_an_error(tmp_path, monkeypatch, parser):
+    """An ignored last column left empty reads like the file without it (polars reports its cells
+    as nulls, as it would a row with a field missing); a row that really lacks a field is an error."""
+    from rnea_cli.errors import TrajectoryError
+
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    rows = [f"{k / 10!r},{k / 100!r},{-k / 100!r}" for k in range(500)]
+    (tmp_path / "plain.csv").write_text("time,q_shoulder,q_elbow\n" + "\n".join(rows) + "\n")
+    (tmp_path / "note.csv").write_text("time,q_shoulder,q_elbow,note\n" + "\n".join(r + "," for r in rows) + "\n")
+    _, plain, _ = read_all(tmp_path / "plain.csv", model)
+    _, note, _ = read_all(tmp_path / "note.csv", model)
+    for x in ("time", "q", "qd", "qdd"):
+        assert note[x].tobytes() == plain[x].tobytes()
+    rows = [r + "," for r in rows]
+    rows[321] = rows[321][:-1]  # no note field at all
+    (tmp_path / "short.csv").write_text("time,q_shoulder,q_elbow,note\n" + "\n".join(rows) + "\n")
+    with pytest.raises(TrajectoryError, match=r"line 323: 3 fields, expected 4"):
+        read_all(tmp_path / "short.csv", model)
