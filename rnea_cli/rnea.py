@@ -179,19 +179,18 @@ def _rows(x):
 
 
 def quaternion_matrix(quat):
-    """Rotation matrices (N, 3, 3) from unit quaternions (N, 4) ordered (x, y, z, w)."""
+    """Rotation matrices (3, 3, N), the samples last, from unit quaternions (N, 4) ordered (x, y, z, w)."""
     x, y, z, w = quat.T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 def _root_motion(world_R_root, pose, twist, dtwist, gravity):
     """[v_root, a_root] as a (2, 3, 2, N) motion array: a_root = dtwist - [0; R^T g] (a_0 = -a_grav)."""
-    R = world_R_root @ quaternion_matrix(pose[:, 3:])  # (N, 3, 3) world_R_base
-    g_local = np.einsum("kab,a->bk", R, gravity)  # R^T g, (3, N)
+    g_local = np.einsum("abk,a->bk", quaternion_matrix(pose[:, 3:]), world_R_root.T @ gravity)  # R^T g, (3, N)
     m = np.empty((2, 3, 2, len(pose)))
     m[:, :, 0] = twist.T.reshape(2, 3, -1)
     m[:, :, 1] = dtwist.T.reshape(2, 3, -1)

@@ -6,9 +6,10 @@ import pinocchio as pin
 import pytest
 
 from conftest import corpus_params, load, need_corpus
-from oracle import assert_matches, pin_full, random_base
+from oracle import assert_matches, pin_configuration, pin_full, random_base
 from random_urdf import random_urdf
 from rnea_cli import load_urdf
+from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
 from rnea_cli.rnea import inverse_dynamics
 from test_oracle import pin_loadable_xml, random_motion
 
@@ -51,6 +52,118 @@ def test_random_trees_floating_with_wrenches(seed):
     model = load_urdf(xml)
     compare(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True, with_fext=True)
     compare(model, pin.buildModelFromXML(xml), seed, floating=False, with_fext=True)
+
+
+# -- world placements and world-frame wrenches ----------------------------------------------------
+
+
+def pin_world(pm, model, q, base_pose=None):
+    """Pinocchio's world placements of our bodies' frames, (R (N, n + 1, 3, 3), p (N, n + 1, 3)), the root
+    last; and the data after forward kinematics at each sample, as a list (for frame placements)."""
+    ids = [pm.getJointId(name) for name in model.joint_names]
+    N = len(q)
+    R, p, datas = np.empty((N, model.n + 1, 3, 3)), np.empty((N, model.n + 1, 3)), []
+    for k in range(N):
+        Q = pin_configuration(pm, model.joint_names, q[k])
+        if base_pose is not None:
+            Q[:7] = base_pose[k]
+        data = pm.createData()
+        pin.forwardKinematics(pm, data, Q)
+        pin.updateFramePlacements(pm, data)
+        for b, jid in enumerate(ids + [1 if base_pose is not None else 0]):
+            R[k, b], p[k, b] = data.oMi[jid].rotation, data.oMi[jid].translation
+        datas.append(data)
+    return R, p, datas
+
+
+def check_placements(model, pm, seed, floating, N=5):
+    rng = np.random.default_rng(seed)
+    q = random_motion(rng, N, model.n)[0]
+    pose = random_base(rng, N)[0] if floating else None
+    R, p, _ = pin_world(pm, model, q, pose)
+    every = body_placements(model, q, pose)
+    assert sorted(every) == list(range(-1, model.n))
+    for b, (Rb, pb) in every.items():
+        assert Rb.shape == (N, 3, 3) and pb.shape == (N, 3)
+        assert_matches(Rb.reshape(N, 9), R[:, b].reshape(N, 9), atol=1e-14)
+        assert_matches(pb, p[:, b], atol=1e-14)
+    some = [b for b in range(-1, model.n) if rng.random() < 0.3] or [model.n - 1]
+    picked = body_placements(model, q, pose, some)
+    assert sorted(picked) == sorted(some)
+    for b in some:  # the same steps from the same parents: the same numbers
+        np.testing.assert_array_equal(picked[b][0], every[b][0])
+        np.testing.assert_array_equal(picked[b][1], every[b][1])
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_body_placements_match_pinocchio(path):
+    path = need_corpus(path)
+    xml = pin_loadable_xml(path)
+    model = load(path)
+    check_placements(model, pin.buildModelFromXML(xml), 21, floating=False)
+    if path.stem in FREE:
+        check_placements(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), 22, floating=True)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_body_placements_of_random_trees(seed):
+    xml, _ = random_urdf(300 + seed)
+    model = load_urdf(xml)
+    check_placements(model, pin.buildModelFromXML(xml), seed, floating=False)
+    check_placements(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True)
+
+
+def world_wrench_torques(model, pm, seed, floating, N=5):
+    """Torques with world-frame wrenches on random links (folded ones too), some at given points: ours
+    through link_wrenches_to_bodies, Pinocchio's with each wrench moved to its joint's frame by oMi."""
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = random_motion(rng, N, model.n)
+    base = random_base(rng, N) if floating else None
+    pose = base[0] if floating else None
+    links = [link for link in model.links if (floating or link.body >= 0) and pm.existFrame(link.name, pin.BODY)]
+    chosen = [link for link in links if rng.random() < 0.4] or links[-1:]
+    applied = {link.name: (rng.normal(0, 4, (N, 6)), rng.normal(0, 0.5, (N, 3)) if rng.random() < 0.5 else None)
+               for link in chosen}
+    f_ext = link_wrenches_to_bodies(model, applied, "world", q, pose)
+    ours = inverse_dynamics(model, q, qd, qdd, base=base, f_ext=f_ext)
+    _, _, datas = pin_world(pm, model, q, pose)
+    ids = [pm.getJointId(name) for name in model.joint_names]
+    body = {jid: b for b, jid in enumerate(ids)} | {1 if floating else 0: -1}
+    wrenches = []
+    for k in range(N):
+        total = {}
+        for link in chosen:
+            wrench, point = applied[link.name]
+            n, f = wrench[k, :3], wrench[k, 3:]
+            frame = pm.getFrameId(link.name, pin.BODY)
+            at = datas[k].oMf[frame].translation if point is None else point[k]
+            joint = pm.frames[frame].parentJoint
+            local = datas[k].oMi[joint].actInv(pin.Force(f, n + np.cross(at, f)))  # about the world origin first
+            total[joint] = total.get(joint, pin.Force.Zero()) + local
+        wrenches.append({body[j]: np.r_[F.angular, F.linear] for j, F in total.items()})
+    merged = {b: np.array([w.get(b, np.zeros(6)) for w in wrenches]) for b in {b for w in wrenches for b in w}}
+    tau, base_wrench, _ = pin_full(pm, model.joint_names, q, qd, qdd, base=base, f_ext=merged)
+    assert_matches(ours.tau, tau)
+    if floating:
+        assert_matches(ours.base_wrench, base_wrench)
+
+
+@pytest.mark.parametrize("path", corpus_params(["solo12", "anymal_c", "simple_humanoid", "panda", "ur5"]))
+def test_world_frame_wrenches_match_pinocchio(path):
+    path = need_corpus(path)
+    xml = pin_loadable_xml(path)
+    model = load(path)
+    world_wrench_torques(model, pin.buildModelFromXML(xml), 31, floating=False)
+    if path.stem in FREE:
+        world_wrench_torques(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), 32, floating=True)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_world_frame_wrenches_on_random_trees(seed):
+    xml, _ = random_urdf(400 + seed)
+    model = load_urdf(xml)
+    world_wrench_torques(model, pin.buildModelFromXML(xml), seed, floating=False)
+    world_wrench_torques(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True)
 
 
 # -- mimic joints ----------------------------------------------------------------------------------
@@ -195,6 +308,7 @@ def test_floating_joint_in_the_urdf_matches_pinocchio():
     tau, base_wrench, _ = pin_full(pm, ["arm"], q, qd, qdd, base=base)
     assert_matches(ours.tau, tau)
     assert_matches(ours.base_wrench, base_wrench)
+    check_placements(model, pm, 23, floating=True)  # the joint's <origin> is world_X_root
 
 
 def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
