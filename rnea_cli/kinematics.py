@@ -48,7 +48,8 @@ def _placements(model, q, base_pose, needed):
         p = world_H_root[:3, :3] @ base_pose[:, :3].T + world_H_root[:3, 3:]
     placements = {-1: (R, p)}
     angular = [i for i in needed if model.joints[i].is_angular]
-    c, s = _cos_sin(np.ascontiguousarray(q[:, angular].T), np.empty((len(angular), N)))
+    c, s, d = np.empty((3, len(angular), N))
+    _cos_sin(q[:, angular].T, c, s, d)
     RM = np.empty((3, 9, N))  # scratch
     for i in needed:
         joint = model.joints[i]

@@ -1,6 +1,7 @@
 """The engine against Pinocchio: every robot of the shared corpus, and random trees."""
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -72,6 +73,40 @@ def test_chunks_do_not_change_the_result(monkeypatch):
     np.testing.assert_allclose(chunked, one_by_one, rtol=0, atol=1e-12)
 
 
+def test_working_arrays_are_kept_between_calls_and_change_nothing(monkeypatch):
+    """The plan keeps its working arrays for the next call (64-byte aligned, viewed for any chunk
+    length): calls of other lengths, before or after, and calls from several threads at once give
+    the numbers of a model used for the first time."""
+    engine = importlib.import_module("rnea_cli.rnea")
+
+    xml, _ = random_urdf(5, n_links=7)
+    monkeypatch.setattr(engine, "CHUNK", 16)
+    rng = np.random.default_rng(4)
+    motions = [random_motion(rng, N, load_urdf(xml).n) for N in (40, 3, 16, 17, 1, 40)]
+    fresh = [rnea(load_urdf(xml), *m) for m in motions]  # each a new model, so a new plan
+    model = load_urdf(xml)
+    for m, expected in zip(motions, fresh):
+        np.testing.assert_array_equal(rnea(model, *m), expected)
+    plan = engine._plan(model)
+    assert len(plan.spare) == 1 and plan.spare[0].N == 16
+    kept = plan.spare[0]
+    rnea(model, *motions[1])
+    assert plan.spare == [kept]  # reused, not made anew
+    work = engine._Work(model.n, 4096)
+    for N in (4096, 4000, 8):
+        assert all(a.ctypes.data % 64 == 0 for a in work.view(N).values())
+
+    def many(k):
+        return [rnea(model, *motions[(k + j) % len(motions)]) for j in range(30)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(many, range(4)))
+    for k, got in enumerate(results):
+        for j, tau in enumerate(got):
+            np.testing.assert_array_equal(tau, fresh[(k + j) % len(motions)])
+    assert 1 <= len(plan.spare) <= 4
+
+
 def test_column_major_input_gives_the_same_torques(monkeypatch):
     """The CLI passes (N, n) views of (n, N) arrays; they are read in place, chunk by chunk, and
     give the same numbers as row-major arrays (also against Pinocchio, with a short last chunk)."""
@@ -87,8 +122,15 @@ def test_column_major_input_gives_the_same_torques(monkeypatch):
     assert rows.flags.c_contiguous and columns.flags.f_contiguous and not columns.flags.c_contiguous
     # chunk rows are read in place from column-major input (no copies), copied from row-major input
     copies = []
-    real = np.ascontiguousarray
-    monkeypatch.setattr(np, "ascontiguousarray", lambda x, *a, **k: copies.append(x.shape) or real(x, *a, **k))
+    real = engine._rows
+
+    def spy(x, out):
+        rows = real(x, out)
+        if rows is not x:
+            copies.append(x.shape)
+        return rows
+
+    monkeypatch.setattr(engine, "_rows", spy)
     rnea(model, *(np.asfortranarray(x) for x in (q, qd, qdd)))
     assert copies == []
     rnea(model, q, qd, qdd)
