@@ -80,7 +80,7 @@ def link_wrenches_to_bodies(model, wrenches, frame, q=None, base_pose=None):
     both in world coordinates (default point: the link origin, wherever it is). 'world' needs q
     (N, n) and, for a floating base, base_pose."""
     links = {link.name: link for link in model.links}
-    if frame == "world":
+    if frame == "world" and wrenches:
         return _world_wrenches(model, [(links[name], w, at) for name, (w, at) in wrenches.items()], q, base_pose)
     out = {}
     for name, (wrench, point) in wrenches.items():

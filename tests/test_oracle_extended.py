@@ -1,5 +1,6 @@
 """Floating base, external wrenches and joint wrenches against Pinocchio."""
 
+import importlib
 
 import numpy as np
 import pinocchio as pin
@@ -156,6 +157,16 @@ def test_world_frame_wrenches_match_pinocchio(path):
     world_wrench_torques(model, pin.buildModelFromXML(xml), 31, floating=False)
     if path.stem in FREE:
         world_wrench_torques(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), 32, floating=True)
+
+
+def test_no_wrenches_no_placements(monkeypatch):
+    """Without wrench columns nothing is computed for them, in either frame."""
+    kinematics = importlib.import_module("rnea_cli.kinematics")
+    monkeypatch.setattr(kinematics, "_placements", lambda *a: pytest.fail("placements computed"))
+    model = load_urdf(random_urdf(7)[0])
+    q = np.zeros((5, model.n))
+    assert kinematics.link_wrenches_to_bodies(model, {}, "world", q) == {}
+    assert kinematics.link_wrenches_to_bodies(model, {}, "link", q) == {}
 
 
 @pytest.mark.parametrize("seed", range(8))
