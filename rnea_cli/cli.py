@@ -149,9 +149,11 @@ def say_notices(console, notices):
 
 
 def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, dt, floating_base, no_mimic,
-                wrench_frame, quiet, **compute):
-    """(model, coordinates, trajectory, iterator of compute.Block): what the commands share."""
+                wrench_frame, quiet, actuators=None, **compute):
+    """(model, coordinates, trajectory, options, iterator of compute.Block): what the commands
+    share. actuators: the path of a --actuators file, read before the first block is computed."""
     from . import compute as engine
+    from .actuators import load_drives
     from .model import Coordinates
     from .trajectory import open_trajectory, prefetch
 
@@ -177,7 +179,8 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
         console.print(f"note: external wrenches on {', '.join(traj.wrenched)} ({wrench_frame} frame)"
                       + (f"; those on {', '.join(fixed)} act on the fixed root and change no torque" if fixed else ""),
                       markup=False)
-    options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, **compute)
+    options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame,
+                             drives=load_drives(actuators, coords) if actuators else {}, **compute)
 
     def stream():
         chunks = with_progress(prefetch(traj.chunks), console, not quiet)
@@ -203,16 +206,13 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
     import numpy as np
 
     from . import output as out
-    from .actuators import load_drives
     from .compute import torque_columns
     from .compute import Peaks
     from .report import actuator_table, base_wrench_line, summary_line, torque_table
 
     console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, friction=friction,
-                                                    **options)
-    if actuators_file:  # read before the first block is computed: `blocks` is lazy
-        opts.drives = load_drives(actuators_file, coords)
+                                                    actuators=actuators_file, **options)
     drives = opts.drives
     names, keys, values = torque_columns(coords, traj.has_time, opts)
     peaks, base = Peaks(coords.n), Peaks(2) if opts.floating else None
@@ -284,8 +284,13 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github"]), default="text",
               show_default=True, help="Report format, on stdout.")
 @click.option("--strict", is_flag=True, help="A joint without a limit for a quantity is a failure.")
+@click.option("--friction", is_flag=True, help="Effort is the rigid-body torque plus the URDF's "
+                                                "<dynamics damping friction>.")
+@click.option("--actuators", "actuators_file", metavar="FILE",
+              help="YAML per joint (as for torques): effort also includes the drive's friction and "
+                   "reflected rotor inertia.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
-def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options):
+def check(robot, trajectory, limits_file, margin, fmt, strict, friction, actuators_file, quiet, **options):
     """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
     import json
 
@@ -293,14 +298,17 @@ def check(robot, trajectory, limits_file, margin, fmt, strict, quiet, **options)
     from .limits import LimitCheck, joint_limits, load_limits_file
 
     console = make_console(quiet=quiet)
-    model, coords, traj, _, blocks = open_inputs(robot, trajectory, console, quiet=quiet, **options)
+    model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, friction=friction,
+                                                    actuators=actuators_file, **options)
     overrides = load_limits_file(limits_file, model) if limits_file else None
     limits, notes = joint_limits(model, overrides, limits_file)
     for note in notes:
         console.print(f"warning: {note}", markup=False)
-    result = LimitCheck(model, coords, limits, margin)
+    # the torque the joint's drive delivers: with --friction/--actuators, friction and armature too
+    terms = (["friction"] if friction or opts.drives else []) + (["armature"] if opts.drives else [])
+    result = LimitCheck(model, coords, limits, margin, effort_terms=terms)
     for block in blocks:
-        result.update(block.chunk, block.tau)
+        result.update(block.chunk, block.tau + sum(getattr(block, term) for term in terms))
     result.finish()
     failed = bool(result.violations) or (strict and bool(result.unchecked))
     source = traj.label

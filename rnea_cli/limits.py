@@ -2,7 +2,8 @@
 
 Quantities: `effort` (|tau| <= margin * effort), `velocity` (|qd| <= margin * velocity), `position`
 (lower <= q <= upper; revolute and prismatic joints) and `rms_effort` (RMS of tau over the whole
-trajectory <= margin * rms_effort, only when a limits file gives it).
+trajectory <= margin * rms_effort, only when a limits file gives it). tau is the rigid-body torque,
+with friction and armature added when asked for.
 """
 
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ class Check:
     count: int = 0  # samples over the limit
     first_sample: int | None = None
     first_time: float | None = None
+    terms: tuple = ()  # effort and rms_effort: what the torque includes besides the rigid body's
 
     @property
     def ok(self):
@@ -98,7 +100,8 @@ class Check:
 
     def describe(self, time_known=True):
         """'arm7_joint2 effort -51.37 exceeds 48 (margin 0.15 x 320) in 56 samples, first at t=0.1 s'."""
-        text = f"{self.joint} {self.quantity} {self.worst:.6g}"
+        text = f"{self.joint} {self.quantity}" + (f" (tau + {' + '.join(self.terms)})" if self.terms else "")
+        text += f" {self.worst:.6g}"
         if self.quantity == "position":
             text += f" outside [{self.limit[0]:g}, {self.limit[1]:g}]"
         else:
@@ -115,13 +118,16 @@ class Check:
 
 class LimitCheck:
     """Streams (chunk, tau) through the checks; `checks` and `unchecked` hold the outcome.
+    tau is the torque each joint's drive delivers: the rigid-body torque, plus `effort_terms`.
 
     Velocity and position are checked on every joint of the model (mimic followers too, from
     their leaders' motion); effort and rms_effort on the trajectory's columns (`coords`), since a
     follower's torque is reflected to, and delivered by, its leader."""
 
-    def __init__(self, model, coords, limits, margin=1.0):
-        self.coords, self.margin = coords, margin
+    def __init__(self, model, coords, limits, margin=1.0, effort_terms=()):
+        """effort_terms: what the torques passed to `update` include besides the rigid-body
+        torque ('friction', 'armature'), for the reports."""
+        self.coords, self.margin, self.effort_terms = coords, margin, tuple(effort_terms)
         self.checks, self.unchecked = [], []
         self._plan = []  # (check, index into the model's joints or the columns, quantity)
         columns = {name: k for k, name in enumerate(coords.joint_names)}
@@ -138,7 +144,8 @@ class LimitCheck:
                     if quantity in EXPECTED and not (quantity == "position" and joint.type == "continuous"):
                         self.unchecked.append((joint.name, quantity))
                     continue
-                check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0)
+                check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0,
+                              terms=self.effort_terms if on_torque else ())
                 self.checks.append(check)
                 self._plan.append((check, columns[joint.name] if on_torque else i, quantity))
         self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory

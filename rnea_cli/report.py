@@ -137,6 +137,8 @@ def verdict(result, strict):
             ", ..." if len(unchecked) > 6 else "")
     if result.margin != 1.0:
         line += f"; margin {result.margin:g}"
+    if result.effort_terms:
+        line += f"; effort = tau + {' + '.join(result.effort_terms)}"
     return line
 
 
@@ -178,6 +180,7 @@ def check_json(model, result, strict, source):
         "trajectory": source,
         "samples": result.samples,
         "margin": result.margin,
+        "effort_includes": list(result.effort_terms),
         "violations": [entry(c) for c in result.violations],
         "unchecked": [{"joint": j, "quantity": q} for j, q in result.unchecked],
         "checks": [entry(c) for c in result.checks],

@@ -126,6 +126,60 @@ def test_github_annotations_point_at_the_trajectory_row(tmp_path):
     assert row.split(",")[0] == repr(float(TRAJ["time"][first]))
 
 
+def test_friction_and_actuators_count_in_effort(tmp_path):
+    """With --friction/--actuators, effort and rms_effort are checked on what the drive delivers:
+    tau + friction (+ armature). The expected torques come from Pinocchio (with model.armature) and
+    the friction formula, not from our torques command."""
+    import pinocchio as pin
+    from oracle import pin_full
+
+    from rnea_cli.actuators import load_drives
+
+    names = MODEL.joint_names
+    q, qd, qdd = (np.column_stack([TRAJ[f"{p}_{j}"] for j in names]) for p in ("q", "qd", "qdd"))
+    drives_file = str(ROBOTS / "arm7_drives.yaml")
+    drives = load_drives(drives_file, MODEL)
+    pm = pin.buildModelFromUrdf(ARM)
+    rigid = pin_full(pm, names, q, qd, qdd)[0]
+    pm.armature = np.array([drives[j].armature for j in names])
+    with_armature = pin_full(pm, names, q, qd, qdd)[0]
+    damping = np.array([j.damping for j in MODEL.joints])
+    coulomb = np.array([j.friction for j in MODEL.joints])
+    urdf_friction = damping * qd + coulomb * np.sign(qd)
+    drive_friction = (np.array([drives[j].viscous for j in names]) * qd
+                      + np.array([drives[j].coulomb for j in names]) * np.sign(qd))
+    k = names.index("arm7_joint2")
+    expected = {(): rigid, ("--friction",): rigid + urdf_friction,
+                ("--actuators", drives_file): with_armature + drive_friction,
+                ("--friction", "--actuators", drives_file): with_armature + urdf_friction + drive_friction}
+    peaks = {flags: float(np.abs(tau[:, k]).max()) for flags, tau in expected.items()}
+    rms = {flags: float(np.sqrt(np.mean(tau[:, k] ** 2))) for flags, tau in expected.items()}
+    assert len({round(p, 6) for p in peaks.values()}) == 4  # the terms change the peak
+    for flags, tau in expected.items():
+        # limits just above this torque's peak and RMS: within; just below: both exceeded
+        for scale, code in ((1.0001, 0), (0.9999, 1)):
+            limits = limits_file(tmp_path, f"arm7_joint2: {{effort: {scale * peaks[flags]!r}, "
+                                           f"rms_effort: {scale * rms[flags]!r}}}\n")
+            result = run("check", ARM, ARM_CSV, "--format", "json", "--limits", limits, *flags)
+            assert result.exit_code == code, (flags, scale, result.stderr)
+            doc = json.loads(result.stdout)
+            terms = (["friction"] if len(flags) != 0 else []) + (["armature"] if "--actuators" in flags else [])
+            assert doc["effort_includes"] == terms
+            got = {c["quantity"]: c for c in doc["checks"] if c["joint"] == "arm7_joint2"}
+            worst = got["effort"]["worst_sample"]
+            assert got["effort"]["value"] == pytest.approx(tau[worst, k], rel=1e-9)
+            assert abs(got["effort"]["value"]) == pytest.approx(peaks[flags], rel=1e-9)
+            assert got["rms_effort"]["value"] == pytest.approx(rms[flags], rel=1e-9)
+    result = run("check", ARM, ARM_CSV, "--format", "github", "--friction", "--actuators", drives_file,
+                 "--limits", limits)
+    assert "arm7_joint2 effort (tau + friction + armature) " in result.stdout
+    text = run("check", ARM, ARM_CSV, "--friction").stdout.splitlines()[-1]
+    assert text.endswith("; effort = tau + friction")
+    bad = limits_file(tmp_path, "arm7_joint2: {gear_ratio: 0}\n")
+    result = run("check", ARM, ARM_CSV, "--actuators", bad)
+    assert result.exit_code == 2 and "arm7_joint2.gear_ratio: must be positive" in result.stderr
+
+
 NO_LIMITS = """<robot name="free"><link name="a"/>
 <link name="b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
 <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/>{limit}</joint></robot>"""
