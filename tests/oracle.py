@@ -57,6 +57,10 @@ def pin_full(pm, joint_names, q, qd, qdd, *, gravity=(0.0, 0.0, -9.81), base=Non
     pm.gravity.linear = np.asarray(gravity, dtype=float)
     data = pm.createData()
     ids = [pm.getJointId(name) for name in joint_names]
+    assert all(j < pm.njoints for j in ids), "joint missing in Pinocchio"
+    base_dofs = 6 if base is not None else 0
+    assert pm.nv == len(joint_names) + base_dofs, f"Pinocchio has nv={pm.nv}, we have {len(joint_names)} joints" + (
+        " and a free base" if base_dofs else "")
     idx_v = [pm.joints[j].idx_v for j in ids]
     N, n = q.shape
     tau, W = np.empty((N, n)), np.empty((N, n, 6))
