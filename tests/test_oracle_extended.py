@@ -96,22 +96,23 @@ def check_placements(model, pm, seed, floating, N=5):
         np.testing.assert_array_equal(picked[b][1], every[b][1])
 
 
+def fixed_and_free(check, xml, seed, free=True, model=None):
+    """check(model, Pinocchio model, seed, floating) with a fixed base, and with a free one."""
+    model = model or load_urdf(xml)
+    check(model, pin.buildModelFromXML(xml), seed, floating=False)
+    if free:
+        check(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed + 1, floating=True)
+
+
 @pytest.mark.parametrize("path", corpus_params())
 def test_body_placements_match_pinocchio(path):
     path = need_corpus(path)
-    xml = pin_loadable_xml(path)
-    model = load(path)
-    check_placements(model, pin.buildModelFromXML(xml), 21, floating=False)
-    if path.stem in FREE:
-        check_placements(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), 22, floating=True)
+    fixed_and_free(check_placements, pin_loadable_xml(path), 21, path.stem in FREE, load(path))
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_body_placements_of_random_trees(seed):
-    xml, _ = random_urdf(300 + seed)
-    model = load_urdf(xml)
-    check_placements(model, pin.buildModelFromXML(xml), seed, floating=False)
-    check_placements(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True)
+    fixed_and_free(check_placements, random_urdf(300 + seed)[0], seed)
 
 
 def world_wrench_torques(model, pm, seed, floating, N=5):
@@ -152,11 +153,7 @@ def world_wrench_torques(model, pm, seed, floating, N=5):
 @pytest.mark.parametrize("path", corpus_params(["solo12", "anymal_c", "simple_humanoid", "panda", "ur5"]))
 def test_world_frame_wrenches_match_pinocchio(path):
     path = need_corpus(path)
-    xml = pin_loadable_xml(path)
-    model = load(path)
-    world_wrench_torques(model, pin.buildModelFromXML(xml), 31, floating=False)
-    if path.stem in FREE:
-        world_wrench_torques(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), 32, floating=True)
+    fixed_and_free(world_wrench_torques, pin_loadable_xml(path), 31, path.stem in FREE, load(path))
 
 
 def test_no_wrenches_no_placements(monkeypatch):
@@ -171,10 +168,7 @@ def test_no_wrenches_no_placements(monkeypatch):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_world_frame_wrenches_on_random_trees(seed):
-    xml, _ = random_urdf(400 + seed)
-    model = load_urdf(xml)
-    world_wrench_torques(model, pin.buildModelFromXML(xml), seed, floating=False)
-    world_wrench_torques(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True)
+    fixed_and_free(world_wrench_torques, random_urdf(400 + seed)[0], seed)
 
 
 # -- mimic joints ----------------------------------------------------------------------------------
