@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import TrajectoryError
 from .jointfile import number, why_not_a_number, yaml_error
+from .rnea import quaternion_matrix
 
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
@@ -145,10 +146,14 @@ class _Layout:
         if derived == ("qd",):
             raise TrajectoryError(label, None, "qdd is given but qd is not: give both, or neither to derive them")
         if "base_pose" in self.groups:
-            for group in ("base_pose", "base_twist", "base_dtwist"):
-                if group not in chosen:
-                    raise TrajectoryError(label, None, f"a floating base needs the columns "
-                                                       f"{', '.join(f'{p}_{n}' for p, n in self.groups[group])}")
+            if "base_pose" not in chosen:
+                raise TrajectoryError(label, None, "a floating base needs the columns "
+                                                   f"{', '.join(f'{p}_{n}' for p, n in self.groups['base_pose'])}")
+            base = tuple(g for g in ("base_twist", "base_dtwist") if g not in chosen)
+            if base == ("base_twist",):
+                raise TrajectoryError(label, None, "the base twist's derivative (qdd_base_*) is given but the twist "
+                                                   "(qd_base_*) is not: give both, or neither to derive them")
+            derived += base
         return chosen, derived
 
 
@@ -185,21 +190,37 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
         chunks = _unit_quaternions(chunks, traj)
     missing = traj.derived
     if missing:
+        what = _derivation(missing)
         if not traj.has_time:
             if dt is None:
-                raise TrajectoryError(label, None, "no time column and no velocities: cannot derive "
-                                                   f"{' and '.join(missing)} (give --dt or the columns)")
+                lacking = "no time column and no velocities" if "qd" in missing or "qdd" in missing else "no time column"
+                raise TrajectoryError(label, None, f"{lacking}: cannot derive {what[0]} (give --dt or the columns)")
             chunks = _with_time(chunks, dt)
             traj.has_time = True
+        if "base_twist" in missing:
+            chunks = _continuous_quaternions(chunks)
         chunks = _differentiate(chunks, traj, label)
-        traj.notices.append(f"{' and '.join(missing)} derived from {'q' if 'qd' in missing else 'qd'} and time "
-                            "by second-order finite differences")
+        traj.notices.append(f"{what[1]} and time by second-order finite differences")
     elif dt is not None and not traj.has_time:
         chunks = _with_time(chunks, dt)
         traj.has_time = True
 
     traj.chunks = chunks
     return traj
+
+
+def _derivation(derived):
+    """(what is derived, what from what) for messages: ('qd and qdd', 'qd and qdd derived from q')."""
+    joints = [x for x in derived if x in ("qd", "qdd")]
+    base = {("base_twist", "base_dtwist"): ("the base twist and its derivative", "the base pose"),
+            ("base_dtwist",): ("the base twist's derivative", "the twist")}.get(
+        tuple(x for x in derived if x.startswith("base")))
+    what = [" and ".join(joints)] if joints else []
+    source = [f"{what[0]} derived from {'q' if 'qd' in joints else 'qd'}"] if joints else []
+    if base:
+        what.append(base[0])
+        source.append(f"{base[0]} derived from {base[1]}")
+    return ", ".join(what), "; ".join(source)
 
 
 def prefetch(items, depth=2):
@@ -578,8 +599,8 @@ def derivative(t, f):
 
 
 def _differentiate(chunks, traj, label):
-    """Fill qd (from q) and qdd (from qd) across chunk boundaries, keeping 4 samples of overlap."""
-    need_qd = "qd" in traj.derived
+    """Fill what traj.derived names (qd from q, qdd from qd, the base twist from the pose, its
+    derivative from the twist) across chunk boundaries, keeping 4 samples of overlap."""
     tail = None  # the last samples of the previous chunk, still to be finished
     first = True
     for c in chunks:
@@ -592,7 +613,7 @@ def _differentiate(chunks, traj, label):
         if len(c) < 5:
             tail = c
             continue
-        done = _derive(c, need_qd)
+        done = _derive(c, traj.derived)
         keep = 0 if first else 2  # rows before `keep` were already emitted
         yield _slice(done, keep, len(c) - 2)
         tail = _slice(c, len(c) - 4, len(c))
@@ -602,7 +623,7 @@ def _differentiate(chunks, traj, label):
     if len(tail) < 3:
         raise TrajectoryError(label, None, f"{len(tail)} sample{'s' if len(tail) > 1 else ''}: at least 3 are "
                                            "needed to derive velocities and accelerations")
-    yield _slice(_derive(tail, need_qd), 0 if first else 2, len(tail))
+    yield _slice(_derive(tail, traj.derived), 0 if first else 2, len(tail))
 
 
 def _check_time(c, label, where):
@@ -614,9 +635,45 @@ def _check_time(c, label, where):
                                                          "increase to derive velocities)")
 
 
-def _derive(c, need_qd):
-    qd = derivative(c.time, c.q) if need_qd else c.qd
-    return Chunk(c.start, c.time, {**c.data, "qd": qd, "qdd": derivative(c.time, qd)})
+def _derive(c, derived):
+    t, data = c.time, dict(c.data)
+    if "qd" in derived:
+        data["qd"] = derivative(t, c.q)
+    if "qdd" in derived:
+        data["qdd"] = derivative(t, data["qd"])
+    if "base_twist" in derived:
+        data["base_twist"] = base_twist(t, data["base_pose"])
+    if "base_dtwist" in derived:
+        data["base_dtwist"] = derivative(t, data["base_twist"])
+    return Chunk(c.start, t, data)
+
+
+def base_twist(t, pose):
+    """(N, 6) [w; v] of the base in its own frame, from (N, 7) poses (x, y, z, qx, qy, qz, qw) at
+    times t: w = 2 vec(conj(Q) dQ/dt), v = R^T dp/dt, the derivatives by `derivative`. The
+    quaternions must not change sign between samples (see `_continuous_quaternions`)."""
+    Q = pose[:, 3:]
+    dQ, dp = derivative(t, Q), derivative(t, pose[:, :3])
+    u, w = Q[:, :3], Q[:, 3:]
+    omega = 2 * (w * dQ[:, :3] - dQ[:, 3:] * u - np.cross(u, dQ[:, :3]))
+    v = np.einsum("abk,ka->kb", quaternion_matrix(Q), dp)
+    return np.concatenate([omega, v], axis=1)
+
+
+def _continuous_quaternions(chunks):
+    """Base quaternions with the sign of the one before (q and -q are the same orientation), so
+    that they can be differentiated."""
+    last = None
+    for c in chunks:
+        Q = c.data["base_pose"][:, 3:]
+        before = np.concatenate([Q[:1] if last is None else last, Q[:-1]])
+        flips = np.cumsum(np.einsum("ka,ka->k", Q, before) < 0) % 2  # sign changes so far in this chunk
+        if flips.any():
+            pose = c.data["base_pose"].copy()
+            pose[:, 3:] *= np.where(flips, -1.0, 1.0)[:, None]
+            c.data["base_pose"] = pose
+        last = c.data["base_pose"][-1:, 3:]
+        yield c
 
 
 def _concat(a, b):
