@@ -33,7 +33,14 @@ class Drive:
 def load_drives(path, coords):
     """{joint: Drive} from YAML `joint: {gear_ratio: .., rotor_inertia: .., viscous: .., coulomb: ..}`."""
     drives = {}
-    for joint, entry in read_joint_file(path, coords.joint_names, KEYS).items():
+    followers = set(getattr(coords, "followers", ()))
+
+    def why_not(name):
+        if name in followers:
+            return "it is a mimic follower, moved by its leader's drive (--no-mimic to give it a drive of its own)"
+        return None
+
+    for joint, entry in read_joint_file(path, coords.joint_names, KEYS, why_not=why_not).items():
         for key, value in entry.items():
             if value < 0 or (key == "gear_ratio" and value == 0):
                 raise RneaError(path, f"{joint}.{key}",

@@ -179,8 +179,10 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
         console.print(f"note: external wrenches on {', '.join(traj.wrenched)} ({wrench_frame} frame)"
                       + (f"; those on {', '.join(fixed)} act on the fixed root and change no torque" if fixed else ""),
                       markup=False)
-    options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame,
-                             drives=load_drives(actuators, coords) if actuators else {}, **compute)
+    drives = load_drives(actuators, coords) if actuators else {}
+    if actuators and not drives:
+        console.print(f"warning: {actuators} names no joint: no drive terms", markup=False)
+    options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, drives=drives, **compute)
 
     def stream():
         chunks = with_progress(prefetch(traj.chunks), console, not quiet)

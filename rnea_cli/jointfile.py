@@ -38,8 +38,9 @@ def why_not_a_number(x):
     return f"not a number: {x!r}"
 
 
-def read_joint_file(path, joint_names, keys, *, nullable=False):
-    """{joint: {key: float (or None when nullable)}}; errors name the file and the entry."""
+def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None):
+    """{joint: {key: float (or None when nullable)}}; errors name the file and the entry.
+    why_not(name): more to say about a name that is not among joint_names, or None."""
     import yaml
 
     try:
@@ -56,7 +57,8 @@ def read_joint_file(path, joint_names, keys, *, nullable=False):
     out = {}
     for joint, entry in doc.items():
         if joint not in joint_names:
-            raise RneaError(path, joint, f"no joint '{joint}' among the trajectory's joints")
+            more = why_not(joint) if why_not else None
+            raise RneaError(path, joint, f"no joint '{joint}' among the trajectory's joints" + (f": {more}" if more else ""))
         if not isinstance(entry, dict):
             raise RneaError(path, joint, f"expected a mapping with {', '.join(keys)}")
         for key, value in entry.items():

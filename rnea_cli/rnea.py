@@ -40,16 +40,21 @@ class _Plan:
         self.K = [BodyForce(I) for I in self.I]
         self.K_root = BodyForce(np.asarray(model.root_inertia))
         self.n = model.n
-        self.spare = []  # _Work for the next call; one per call running at the same time
+        self.spare = []  # a _Work kept for the next call: ~25 rows of CHUNK doubles a joint, 7 MB for a 7-joint arm
 
-    def take_work(self, N):
-        """Working arrays for chunks of N samples: the spare if it is large enough (a concurrent call
-        finds none and makes its own: list.pop is atomic), else new ones."""
+    def take_work(self, N, wrenches):
+        """Working arrays for chunks of N samples (with room for joint wrenches if asked): the spare
+        if it will do (a concurrent call finds none and makes its own: list.pop is atomic), else new ones."""
         try:
             work = self.spare.pop()
         except IndexError:
-            return _Work(self.n, N)
-        return work if work.N >= N else _Work(self.n, N)
+            return _Work(self.n, N, wrenches)
+        return work if work.N >= N and (work.wrenches or not wrenches) else _Work(self.n, N, wrenches)
+
+    def keep_work(self, work):
+        """Keep one spare for the next call (not one per thread that ever ran at the same time)."""
+        if not self.spare:
+            self.spare.append(work)
 
 
 PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
@@ -147,10 +152,11 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
         q, qd, qdd = q[None], qd[None], qdd[None]
     N = q.shape[0]
     if base is not None:
-        base = [np.asarray(x, dtype=float).reshape(N, -1) for x in base]
-        for label, x, width in zip(("base pose", "base twist", "base dtwist"), base, (7, 6, 6)):
-            if x.shape != (N, width):
-                raise ValueError(f"{label} has shape {x.shape}; expected ({N}, {width})")
+        base = [np.asarray(x, dtype=float) for x in base]
+        for k, (label, width) in enumerate(zip(("base pose", "base twist", "base dtwist"), (7, 6, 6))):
+            if base[k].size != N * width:
+                raise ValueError(f"{label} has shape {base[k].shape}; expected ({N}, {width})")
+            base[k] = base[k].reshape(N, width)
     f_ext = {int(b): np.asarray(w, dtype=float).reshape(N, 6) for b, w in (f_ext or {}).items()}
     for b in f_ext:
         if not -1 <= b < model.n:
@@ -161,7 +167,7 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     tau = np.empty((N, model.n), order="F" if q.flags.f_contiguous and not q.flags.c_contiguous else "C")
     base_wrench = np.empty((N, 6)) if base is not None else None
     joint_wrenches = np.empty((N, model.n, 6)) if wrenches else None
-    work = plan.take_work(min(N, CHUNK))
+    work = plan.take_work(min(N, CHUNK), wrenches)
     world_R_root = np.asarray(model.world_X_root)[:3, :3]
     for start in range(0, N, CHUNK):
         stop = min(start + CHUNK, N)
@@ -179,7 +185,7 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
             # back from aligned to rotor (joint) frames: [n; f]_rotor = rot(A) [n; f]_aligned
             W = np.einsum("iab,icbk->kica", plan.A, w["W"])
             joint_wrenches[rows] = W.reshape(stop - start, model.n, 6)
-    plan.spare.append(work)
+    plan.keep_work(work)
     if single:
         return Dynamics(tau[0], None if base_wrench is None else base_wrench[0],
                         None if joint_wrenches is None else joint_wrenches[0])
@@ -228,17 +234,18 @@ class _Work:
     and glibc gives large freed blocks back to the system. Arrays made anew for each call cost
     the CLI's stream of 20k-sample blocks ~30 % of the engine's time."""
 
-    def __init__(self, n, N):
-        self.N = N
+    def __init__(self, n, N, wrenches=False):
+        self.N, self.wrenches = N, wrenches
         self.shapes = {
             "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body: (angular|linear, x|y|z, v|a, N), aligned frame
             "f": (n + 1, 2, 3),  # f_i: (angular|linear, x|y|z, N)
-            "W": (n, 2, 3),  # joint wrenches, when asked for
             "Z": (6 + len(PAIRS) - len(VANISHING),),  # [a_i; the v_a v_b it needs]
             "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,),
             "q": (n,), "qd": (n,), "qdd": (n,),  # the chunk's input, rows of unit stride
             "c": (n,), "s": (n,), "d": (n,), "tau": (n,),
         }
+        if wrenches:
+            self.shapes["W"] = (n, 2, 3)  # joint wrenches
         # one allocation, each array starting on a 64-byte boundary (a cache line, an AVX-512
         # register): numpy's large arrays start 16 bytes past one, and every SIMD load then spans
         # two cache lines, which made the engine ~20 % slower

@@ -441,7 +441,9 @@ def _parse_block_fast(label, line, block, names, wanted):
 def _parse_block(label, line, block, names, wanted):
     """(N, len(wanted)) floats of a block, column-major, parsed in Python; the first bad row or
     cell is an error naming its line and column."""
-    text = block.decode("utf-8", errors="replace").splitlines()
+    text = block.decode("utf-8", errors="replace").split("\n")  # as polars: not at \f, \v, \x85, ...
+    if text[-1] == "":
+        text.pop()
     values = {k: [] for k in wanted}
     rows = csv.reader(text)
     for offset, row in enumerate(_rows_of_one_line(rows, label, line)):

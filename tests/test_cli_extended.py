@@ -2,6 +2,7 @@
 end to end against Pinocchio."""
 
 import importlib
+import json
 
 import numpy as np
 import pinocchio as pin
@@ -261,6 +262,41 @@ def test_friction_and_actuators(tmp_path):
     drives.write_text("arm7_joint1: {gear_ratio: 0}\n")
     result = run("torques", ROBOTS / "arm7.urdf", traj, "--actuators", drives)
     assert result.exit_code == 2 and "arm7_joint1.gear_ratio: must be positive" in result.stderr
+
+
+def test_a_mimic_followers_friction_goes_to_its_leader():
+    """finger_right = -finger_left: its URDF friction, at its own velocity, is reflected to the
+    leader (times the multiplier), in torques and in what check compares with effort limits."""
+    urdf, traj = ROBOTS / "gripper2.urdf", ROBOTS / "gripper2_traj.csv"
+    joints = {j.name: j for j in load(urdf).joints}
+    leader, follower = joints["finger_left"], joints["finger_right"]
+    assert follower.mimic.multiplier == -1 and leader.friction > 0 and follower.damping > 0
+    qd = read_csv(open(traj).read())["qd_finger_left"]
+
+    def friction(joint, v):
+        return joint.damping * v + joint.friction * np.sign(v)
+
+    expected = friction(leader, qd) + follower.mimic.multiplier * friction(follower, follower.mimic.multiplier * qd)
+    out = read_csv(run("torques", urdf, traj, "--friction", "-q").stdout)
+    np.testing.assert_allclose(out["tau_friction_finger_left"], expected, rtol=1e-14, atol=1e-15)
+    total = out["tau_finger_left"] + expected
+    result = run("check", urdf, traj, "--friction", "--format", "json", "-q")
+    effort = next(c for c in json.loads(result.stdout)["checks"]
+                  if c["joint"] == "finger_left" and c["quantity"] == "effort")
+    assert abs(effort["value"]) == pytest.approx(np.abs(total).max(), rel=1e-12)
+
+
+def test_actuator_files_naming_a_follower_or_nothing(tmp_path):
+    urdf, traj = ROBOTS / "gripper2.urdf", ROBOTS / "gripper2_traj.csv"
+    drives = tmp_path / "d.yaml"
+    drives.write_text("finger_right: {gear_ratio: 10}\n")
+    result = run("check", urdf, traj, "--actuators", drives)
+    assert result.exit_code == 2 and "finger_right: no joint 'finger_right' among the trajectory's joints: it is " \
+                                     "a mimic follower, moved by its leader's drive (--no-mimic" in result.stderr
+    drives.write_text("# nothing yet\n")
+    result = run("torques", urdf, traj, "--actuators", drives)
+    assert result.exit_code == 0 and f"warning: {drives} names no joint: no drive terms" in result.stderr
+    assert "tau_armature_finger_left" not in result.stdout.splitlines()[0]
 
 
 @pytest.mark.parametrize("path", corpus_params(["iiwa14", "baxter"]))

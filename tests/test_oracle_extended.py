@@ -1,5 +1,6 @@
 """Floating base, external wrenches and joint wrenches against Pinocchio."""
 
+import functools
 import importlib
 
 import numpy as np
@@ -154,6 +155,15 @@ def world_wrench_torques(model, pm, seed, floating, N=5):
 def test_world_frame_wrenches_match_pinocchio(path):
     path = need_corpus(path)
     fixed_and_free(world_wrench_torques, pin_loadable_xml(path), 31, path.stem in FREE, load(path))
+
+
+@pytest.mark.parametrize("path", corpus_params(["solo12", "panda"]))
+def test_placements_and_world_wrenches_over_several_chunks(path, monkeypatch):
+    """Chunks of 4 samples for 11: every later chunk gets its own rows of q, pose and wrenches."""
+    monkeypatch.setattr(importlib.import_module("rnea_cli.kinematics"), "CHUNK", 4)
+    path = need_corpus(path)
+    for check in (check_placements, world_wrench_torques):
+        fixed_and_free(functools.partial(check, N=11), pin_loadable_xml(path), 41, path.stem in FREE, load(path))
 
 
 def test_no_wrenches_no_placements(monkeypatch):
@@ -332,6 +342,17 @@ def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
     chunked = inverse_dynamics(model, q, qd, qdd, base=base, f_ext=f_ext, wrenches=True)
     for a, b in zip(whole, chunked):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_no_samples_with_a_floating_base():
+    model = load_urdf(random_urdf(9)[0])
+    none = np.zeros((0, model.n))
+    out = inverse_dynamics(model, none, none, none, base=(np.zeros((0, 7)), np.zeros((0, 6)), np.zeros((0, 6))),
+                           wrenches=True)
+    assert out.tau.shape == (0, model.n) and out.base_wrench.shape == (0, 6)
+    assert out.joint_wrenches.shape == (0, model.n, 6)
+    with pytest.raises(ValueError, match=r"base twist has shape \(2, 6\); expected \(0, 6\)"):
+        inverse_dynamics(model, none, none, none, base=(np.zeros((0, 7)), np.zeros((2, 6)), np.zeros((0, 6))))
 
 
 def test_a_free_body_without_joints():

@@ -228,6 +228,27 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
 
 
 @pytest.mark.parametrize("parser", ["python", "polars"])
+def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
+    """A form feed, vertical tab, NEL or line separator inside a text cell is text, for both
+    parsers (Python's splitlines would end the line there): same rows, and exact line numbers."""
+    from rnea_cli.errors import TrajectoryError
+
+    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    rows = [f"{k / 10!r},{k / 100!r},0,note {k}" for k in range(3000)]
+    for k, odd in ((5, "\f"), (6, "\v"), (7, "\x85"), (8, "\u2028")):
+        rows[k] = rows[k].replace("note", f"no{odd}te")
+    head = "time,q_shoulder,q_elbow,note\n"
+    (tmp_path / "odd.csv").write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
+    _, data, _ = read_all(tmp_path / "odd.csv", model)
+    assert len(data["time"]) == 3000 and data["time"][2999] == 299.9
+    rows[9] = rows[9].replace(",0,", ",zero,")
+    (tmp_path / "bad.csv").write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(TrajectoryError, match=r"line 11, column 3 \(q_elbow\): not a number: 'zero'"):
+        read_all(tmp_path / "bad.csv", model)
+
+
+@pytest.mark.parametrize("parser", ["python", "polars"])
 def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, parser):
     """An unclosed quote would make the rest of the file one cell: fewer samples and no error.
     Both parsers refuse a cell that runs past its line, naming the line it starts on."""
@@ -236,11 +257,14 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
     monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,0,0,0,0,note {k}" for k in range(3000)]
-    rows[1234] = rows[1234].replace("note", '"note')
     head = "time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow,note\n"
-    (tmp_path / "q.csv").write_text(head + "\n".join(rows) + "\n")
-    with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
-        read_all(tmp_path / "q.csv", model)
+    # left open (polars refuses it too), or closed on the next line (only the line count sees it)
+    for quoted in ('"note 1234', '"note\n1234"'):
+        cut = list(rows)
+        cut[1234] = cut[1234].replace("note 1234", quoted)
+        (tmp_path / "q.csv").write_text(head + "\n".join(cut) + "\n")
+        with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
+            read_all(tmp_path / "q.csv", model)
 
 
 @pytest.mark.parametrize("parser", ["python", "polars"])
