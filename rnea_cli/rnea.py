@@ -9,6 +9,7 @@ Spatial vectors are [angular; linear] here as everywhere in rnea_cli: twists [w;
 [n; f] (moment; force). A motion array is laid out (angular|linear, x|y|z, ..., samples).
 """
 
+import math
 import weakref
 from typing import NamedTuple
 
@@ -249,7 +250,8 @@ class _Work:
         # one allocation, each array starting on a 64-byte boundary (a cache line, an AVX-512
         # register): numpy's large arrays start 16 bytes past one, and every SIMD load then spans
         # two cache lines, which made the engine ~20 % slower
-        sizes = {k: -(-int(np.prod(shape)) * N // 8) * 8 for k, shape in self.shapes.items()}
+        self.rows = {k: math.prod(shape) for k, shape in self.shapes.items()}
+        sizes = {k: -(-rows * N // 8) * 8 for k, rows in self.rows.items()}
         raw = np.empty(sum(sizes.values()) + 8)
         start = (-raw.ctypes.data % 64) // 8
         self.memory = {}
@@ -259,7 +261,7 @@ class _Work:
 
     def view(self, N):
         """The arrays for a chunk of N samples."""
-        return {k: a[:int(np.prod(self.shapes[k])) * N].reshape(self.shapes[k] + (N,)) for k, a in self.memory.items()}
+        return {k: a[:self.rows[k] * N].reshape(self.shapes[k] + (N,)) for k, a in self.memory.items()}
 
 
 def _body_force(body, m, out, Z):
