@@ -149,9 +149,10 @@ def say_notices(console, notices):
 
 
 def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, dt, floating_base, no_mimic,
-                wrench_frame, quiet, actuators=None, **compute):
+                wrench_frame, quiet, actuators=None, fixed_joints=False, **compute):
     """(model, coordinates, trajectory, options, iterator of compute.Block): what the commands
-    share. actuators: the path of a --actuators file, read before the first block is computed."""
+    share. actuators: the path of a --actuators file, read before the first block is computed;
+    fixed_joints: compute with the fixed joints kept, for the wrenches across them."""
     from . import compute as engine
     from .actuators import load_drives
     from .model import Coordinates
@@ -182,6 +183,12 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     drives = load_drives(actuators, coords) if actuators else {}
     if actuators and not drives:
         console.print(f"warning: {actuators} names no joint: no drive terms", markup=False)
+    if fixed_joints:
+        from .urdf import load_urdf
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # said once, by load_model
+            compute["fixed"] = engine.with_fixed_joints(model, load_urdf(robot, fixed_joints=True))
     options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, drives=drives, **compute)
 
     def stream():
@@ -250,8 +257,10 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write wrenches here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
               help="Output format (default: from the -o extension, else csv).")
+@click.option("--fixed", is_flag=True, help="Also the wrench across each fixed joint (a tool flange, a sensor "
+                                             "mount), after the movable joints.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
-def wrenches(robot, trajectory, output, fmt, quiet, **options):
+def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
     """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
     import numpy as np
 
@@ -262,9 +271,10 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
 
     console = make_console(quiet=quiet)
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, wrenches=True,
-                                                    **options)
-    names, keys, values = wrench_columns(model, traj.has_time)
-    force, moment = Peaks(model.n), Peaks(model.n)
+                                                    fixed_joints=fixed, **options)
+    joints = opts.fixed.names if fixed else model.joint_names
+    names, keys, values = wrench_columns(joints, traj.has_time)
+    force, moment = Peaks(len(joints)), Peaks(len(joints))
     with out.destination(output) as stream:
         writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True)
         for block in blocks:
@@ -274,7 +284,7 @@ def wrenches(robot, trajectory, output, fmt, quiet, **options):
             writer.write(values(block))
         writer.close()
     if not console.quiet:
-        console.print(wrench_table(model, force, moment, traj.has_time, plain=not console.is_terminal))
+        console.print(wrench_table(joints, force, moment, traj.has_time, plain=not console.is_terminal))
 
 
 @main.command()

@@ -52,6 +52,24 @@ class Options:
     friction: bool = False  # URDF <dynamics damping friction>
     drives: dict = field(default_factory=dict)  # joint -> actuators.Drive
     wrenches: bool = False  # joint reaction wrenches
+    fixed: "FixedJoints | None" = None  # wrenches across fixed joints too (see with_fixed_joints)
+
+
+@dataclass(frozen=True)
+class FixedJoints:
+    """The model with its fixed joints kept as joints (load_urdf(fixed_joints=True)), computed in
+    place of the folded one: same torques, and a joint wrench across every fixed joint."""
+
+    model: object
+    index: list  # column of each of the folded model's joints
+    order: list  # joints whose wrenches are reported: the folded model's, then the fixed ones
+    names: list  # their names
+
+
+def with_fixed_joints(model, kept):
+    index = [kept.index(name) for name in model.joint_names]
+    fixed = [i for i, j in enumerate(kept.joints) if j.type == "fixed"]
+    return FixedJoints(kept, index, index + fixed, [kept.joints[i].name for i in index + fixed])
 
 
 @dataclass
@@ -64,28 +82,38 @@ class Block:
     friction: np.ndarray | None = None  # (N, m)
     armature: np.ndarray | None = None
     motor: np.ndarray | None = None
-    joint_wrenches: np.ndarray | None = None  # (N, n, 6), all movable joints of the model
+    joint_wrenches: np.ndarray | None = None  # (N, n, 6), the model's movable joints (then any fixed ones)
 
 
 def blocks(model, coords, chunks, options, traj):
     """Yield a Block per chunk of `traj`, a trajectory opened for `coords` (with options.floating)."""
+    fixed = options.fixed
     for chunk in chunks:
         q, qd, qdd = coords.expand(chunk.q, chunk.qd, chunk.qdd)
+        motion = (q, qd, qdd)
+        if fixed is not None:  # the model with its fixed joints: they stay at 0
+            motion = tuple(np.zeros((len(x), fixed.model.n)) for x in motion)
+            for wide, x in zip(motion, (q, qd, qdd)):
+                wide[:, fixed.index] = x
         base = None
         if options.floating:
             base = (chunk.data["base_pose"], chunk.data["base_twist"], chunk.data["base_dtwist"])
         applied = {link: (chunk.data["fext:" + link], chunk.data.get("fext_at:" + link)) for link in traj.wrenched}
         # a wrench on a fixed root (body -1) is held by the world: the engine leaves it out
-        f_ext = link_wrenches_to_bodies(model, applied, options.wrench_frame, q, base and base[0])
+        engine_model = model if fixed is None else fixed.model
+        f_ext = link_wrenches_to_bodies(engine_model, applied, options.wrench_frame, motion[0], base and base[0])
         with np.errstate(all="ignore"):  # overflow is reported below, as an input error
-            result = inverse_dynamics(model, q, qd, qdd, gravity=options.gravity, base=base, f_ext=f_ext,
+            result = inverse_dynamics(engine_model, *motion, gravity=options.gravity, base=base, f_ext=f_ext,
                                       wrenches=options.wrenches)
-        bad = ~np.isfinite(result.tau).all(axis=1)
+        tau, W = result.tau, result.joint_wrenches
+        if fixed is not None:
+            tau, W = tau[:, fixed.index], None if W is None else W[:, fixed.order]
+        bad = ~np.isfinite(tau).all(axis=1)
         if bad.any():
             k = int(np.argmax(bad))
             raise TrajectoryError(traj.label, traj.where(chunk.start + k),
                                   "torques overflow (not finite): the values of this sample are too large")
-        block = Block(chunk, coords.reflect(result.tau), result.base_wrench, joint_wrenches=result.joint_wrenches)
+        block = Block(chunk, coords.reflect(tau), result.base_wrench, joint_wrenches=W)
         if options.friction or options.drives:
             block.friction = (coords.reflect(actuators.friction(model.joints, qd)) if options.friction else 0.0) + \
                 actuators.friction(coords.joints, chunk.qd, options.drives, urdf=False)
@@ -136,11 +164,11 @@ def _columns(parts):
     return out
 
 
-def wrench_columns(model, has_time):
+def wrench_columns(joint_names, has_time):
     """Columns of `rnea wrenches`: <joint>_fx .. <joint>_tz in each joint's frame."""
     names, keys = (["time"], [("time",)]) if has_time else ([], [])
-    names += [f"{j}_{c}" for j in model.joint_names for c in FORCE_MOMENT]
-    keys += [(j, c) for j in model.joint_names for c in FORCE_MOMENT]
+    names += [f"{j}_{c}" for j in joint_names for c in FORCE_MOMENT]
+    keys += [(j, c) for j in joint_names for c in FORCE_MOMENT]
 
     def values(b):
         W = force_first(b.joint_wrenches).reshape(len(b.joint_wrenches), -1)

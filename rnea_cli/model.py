@@ -40,7 +40,7 @@ class Joint:
     """
 
     name: str
-    type: str  # one of MOVABLE
+    type: str  # one of MOVABLE; or "fixed" (no motion) in a model loaded with fixed_joints=True
     parent: int  # index of the parent body, -1 for the root body
     axis: np.ndarray  # (3,) unit vector, in the stator frame
     parent_X_stator: np.ndarray  # (4, 4)

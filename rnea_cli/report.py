@@ -79,7 +79,7 @@ def base_wrench_line(base, has_time):
             "dynamically consistent with no contact at all.")
 
 
-def wrench_table(model, force, moment, has_time, plain):
+def wrench_table(joint_names, force, moment, has_time, plain):
     """Per joint: peak force and moment magnitude that the joint's structure carries."""
     from rich import box
     from rich.table import Table
@@ -88,11 +88,10 @@ def wrench_table(model, force, moment, has_time, plain):
     at = "at " + ("t (s)" if has_time else "sample")
     for title in ("joint", "peak |force|", at, "peak |moment|", at):
         table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
-    for i, joint in enumerate(model.joints):
+    for i, name in enumerate(joint_names):
         def when(acc):
             return _fmt(float(acc.time[i]), 6) if has_time else str(int(acc.sample[i]))
-        _row(table, joint.name, f"{_fmt(force.peak[i])} N", when(force), f"{_fmt(moment.peak[i])} N·m",
-                      when(moment))
+        _row(table, name, f"{_fmt(force.peak[i])} N", when(force), f"{_fmt(moment.peak[i])} N·m", when(moment))
     return table
 
 

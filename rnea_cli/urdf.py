@@ -20,8 +20,11 @@ PLANAR_PARTS = ("x", "y", "theta")  # a planar joint J is the coordinates J_x, J
 INERTIA_TOLERANCE = 1e-9  # relative to the largest principal moment
 
 
-def load_urdf(source):
-    """Load a URDF from a path, or from XML text (str or bytes starting with '<')."""
+def load_urdf(source, *, fixed_joints=False):
+    """Load a URDF from a path, or from XML text (str or bytes starting with '<').
+
+    fixed_joints: keep each fixed joint as a joint of type 'fixed' (no motion: q = 0 always; the
+    engine gives the wrench across it) instead of folding its child link into the parent body."""
     data, label = _read(source)
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
@@ -34,7 +37,7 @@ def load_urdf(source):
         raise URDFError(label, line, f"malformed XML: {exc.msg}") from None
     if root is None:
         raise URDFError(label, None, "empty file")
-    return _Reader(label, root).model()
+    return _Reader(label, root, fixed_joints).model()
 
 
 def _read(source):
@@ -59,9 +62,10 @@ def _describe(el):
 
 
 class _Reader:
-    def __init__(self, label, root):
+    def __init__(self, label, root, fixed_joints=False):
         self.label = label
         self.root = root
+        self.fixed_joints = fixed_joints
         self.warnings = []
 
     def error(self, el, message, owner=None):
@@ -246,7 +250,7 @@ class _Reader:
             if jel is not None:
                 kind = jel.get("type")
                 tree.append(TreeJoint(jel.get("name"), kind, jel.find("parent").get("link"), link, jel.sourceline))
-                if kind != "fixed":
+                if kind != "fixed" or self.fixed_joints:
                     for joint in self.movables(jel, kind, body_H_link, tree[-1].parent_link, link):
                         model_joints.append(replace(joint, parent=body))
                         parents.append(body)
@@ -310,6 +314,10 @@ class _Reader:
     def movables(self, el, kind, parent_X_stator, parent_link, child_link):
         """The Joints of a movable URDF joint: one, or for a planar joint the chain
         prismatic x, prismatic y, revolute theta in the plane normal to <axis> (massless between)."""
+        if kind == "fixed":  # kept (fixed_joints): no motion, along z of its own frame
+            parent_X_stator.setflags(write=False)
+            return [Joint(name=el.get("name"), type="fixed", parent=-1, axis=_Z, parent_X_stator=parent_X_stator,
+                          parent_link=parent_link, child_link=child_link, line=el.sourceline)]
         if kind != "planar":
             return [self.movable(el, kind, parent_X_stator, parent_link, child_link)]
         A = spatial.align_z(self.joint_axis(el))
@@ -352,6 +360,10 @@ class _Reader:
             child_link=child_link,
             line=el.sourceline,
         )
+
+
+_Z = np.array([0.0, 0.0, 1.0])
+_Z.setflags(write=False)
 
 
 def _numbers(count):

@@ -9,7 +9,7 @@ import pinocchio as pin
 import pytest
 
 from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
-from oracle import assert_matches, pin_full, random_base
+from oracle import assert_matches, pin_configuration, pin_full, random_base
 from test_oracle import pin_loadable_xml, random_motion
 
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
@@ -317,6 +317,62 @@ def test_wrenches_command_matches_pinocchio(path, tmp_path):
     assert lines[0].split()[:3] == ["joint", "peak", "|force|"]
     first = next(l for l in lines if l.startswith(model.joint_names[0] + " "))
     assert f"{np.linalg.norm(ours[:, 0, :3], axis=1).max():.4g} N" in first
+
+
+@pytest.mark.parametrize("path", corpus_params(["ur5", "panda"]))
+def test_wrenches_across_fixed_joints(path, tmp_path):
+    """--fixed: the fixed joints' wrenches after the movable ones', against Pinocchio with each
+    fixed joint made a revolute one held at 0; panda's mimic finger (on by default) and a world-frame
+    wrench on the last link included."""
+    from rnea_cli import load_urdf
+    from rnea_cli.model import Coordinates
+    from test_oracle_extended import fixed_as_revolute
+
+    path = need_corpus(path)
+    model, kept = load(path), load_urdf(path, fixed_joints=True)
+    coords = Coordinates(model)
+    N = 6
+    rng = np.random.default_rng(9)
+    q, qd, qdd = random_motion(rng, N, coords.n)
+    link = model.links[-1]
+    wrench = rng.normal(0, 5, (N, 6))  # [fx fy fz tx ty tz], world frame, at the link origin
+    cols = {"time": np.arange(N) * 0.1, **joint_columns(coords.joint_names, q, qd, qdd),
+            **{f"fext_{link.name}_{c}": wrench[:, k] for k, c in enumerate(WRENCH)}}
+    result = run("wrenches", path, write_csv(tmp_path / "w.csv", cols), "--fixed")
+    assert result.exit_code == 0, result.stderr
+    fixed = [j.name for j in kept.joints if j.type == "fixed"]
+    names = model.joint_names + fixed
+    out = read_csv(result.stdout)
+    assert list(out) == ["time"] + [f"{j}_{c}" for j in names for c in WRENCH]
+    assert all(f"\n{j} " in "\n" + result.stderr for j in fixed)  # in the report too
+    ours = np.column_stack([out[f"{j}_{c}"] for j in names for c in WRENCH]).reshape(N, len(names), 6)
+
+    pm = pin.buildModelFromXML(fixed_as_revolute(pin_loadable_xml(path)))
+    data = pm.createData()
+    wide = [np.zeros((N, kept.n)) for _ in range(3)]
+    for w, x in zip(wide, coords.expand(q, qd, qdd)):
+        w[:, [kept.index(j) for j in model.joint_names]] = x
+    expected = np.empty((N, len(names), 6))
+    frame = pm.getFrameId(link.name, pin.BODY)
+    for k in range(N):
+        Q = pin_configuration(pm, kept.joint_names, wide[0][k])
+        pin.forwardKinematics(pm, data, Q)
+        pin.updateFramePlacements(pm, data)
+        f, n = wrench[k, :3], wrench[k, 3:]
+        at = data.oMf[frame].translation
+        fext = pin.StdVec_Force()
+        for _ in range(pm.njoints):
+            fext.append(pin.Force.Zero())
+        fext[pm.frames[frame].parentJoint] = data.oMi[pm.frames[frame].parentJoint].actInv(pin.Force(f, n + np.cross(at, f)))
+        V = np.array([wide[1][k][kept.index(pm.names[j])] if pm.names[j] in kept.joint_names else 0.0
+                      for j in range(1, pm.njoints)])
+        A = np.array([wide[2][k][kept.index(pm.names[j])] if pm.names[j] in kept.joint_names else 0.0
+                      for j in range(1, pm.njoints)])
+        pin.rnea(pm, data, Q, V, A, fext)
+        for i, j in enumerate(names):
+            F = data.f[pm.getJointId(j)]
+            expected[k, i] = np.r_[F.linear, F.angular]  # force first, as the columns
+    assert_matches(ours.reshape(N, -1), expected.reshape(N, -1))
 
 
 def test_planar_joint_columns(tmp_path):

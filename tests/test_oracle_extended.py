@@ -6,6 +6,7 @@ import importlib
 import numpy as np
 import pinocchio as pin
 import pytest
+from lxml import etree
 
 from conftest import corpus_params, load, need_corpus
 from oracle import assert_matches, pin_configuration, pin_full, random_base
@@ -179,6 +180,73 @@ def test_no_wrenches_no_placements(monkeypatch):
 @pytest.mark.parametrize("seed", range(8))
 def test_world_frame_wrenches_on_random_trees(seed):
     fixed_and_free(world_wrench_torques, random_urdf(400 + seed)[0], seed)
+
+
+# -- wrenches across fixed joints ------------------------------------------------------------------
+
+
+def fixed_as_revolute(xml):
+    """The URDF with every fixed joint a revolute one about z: at q = 0, Pinocchio's wrench across
+    it (data.f) is the wrench the fixed joint carries."""
+    root = etree.fromstring(xml.encode() if isinstance(xml, str) else xml)
+    for joint in root.iterfind("joint"):
+        if joint.get("type") == "fixed":
+            joint.set("type", "revolute")
+            for old in joint.findall("axis") + joint.findall("limit"):
+                joint.remove(old)
+            etree.SubElement(joint, "axis", xyz="0 0 1")
+            etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
+    return etree.tostring(root, encoding="unicode")
+
+
+def check_fixed_joint_wrenches(xml, seed, floating, N=5):
+    folded, kept = load_urdf(xml), load_urdf(xml, fixed_joints=True)
+    fixed = [j.name for j in kept.joints if j.type == "fixed"]
+    assert kept.n == folded.n + len(fixed) and fixed
+    pm = pin.buildModelFromXML(fixed_as_revolute(xml), *([pin.JointModelFreeFlyer()] if floating else []))
+    rng = np.random.default_rng(seed)
+    motion = random_motion(rng, N, folded.n)
+    index = [kept.index(name) for name in folded.joint_names]
+    wide = [np.zeros((N, kept.n)) for _ in motion]
+    for w, x in zip(wide, motion):
+        w[:, index] = x
+    base = random_base(rng, N) if floating else None
+    f_ext = {b: rng.normal(0, 3, (N, 6)) for b in range(-1 if floating else 0, kept.n) if rng.random() < 0.3}
+    ours = inverse_dynamics(kept, *wide, base=base, f_ext=f_ext, wrenches=True)
+    tau, _, W = pin_full(pm, kept.joint_names, *wide, base=base, f_ext=f_ext)
+    assert_matches(ours.joint_wrenches.reshape(N, -1), W.reshape(N, -1))
+    assert_matches(ours.tau[:, index], tau[:, index])
+    # without external wrenches (the bodies differ), the folded model's torques and wrenches
+    plain, folded_out = (inverse_dynamics(m, *x, base=base, wrenches=True) for m, x in ((kept, wide), (folded, motion)))
+    assert_matches(plain.tau[:, index], folded_out.tau, rtol=1e-12)
+    assert_matches(plain.joint_wrenches[:, index].reshape(N, -1), folded_out.joint_wrenches.reshape(N, -1), rtol=1e-12)
+
+
+def with_a_fixed_joint(xml):
+    """The URDF, with a massive link fixed to its last link if it has no fixed joint."""
+    if "fixed" in {j.type for j in load_urdf(xml, fixed_joints=True).joints}:
+        return xml
+    last = load_urdf(xml).links[-1].name
+    return xml.replace("</robot>", f"""<link name="extra"><inertial><origin xyz="0.05 0 0.02"/><mass value="0.7"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.015"/></inertial></link>
+      <joint name="extra_fixed" type="fixed"><parent link="{last}"/><child link="extra"/>
+      <origin xyz="0.1 0 0" rpy="0.3 0 0.2"/></joint></robot>""")
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_fixed_joint_wrenches_match_pinocchio(path):
+    path = need_corpus(path)
+    xml = with_a_fixed_joint(pin_loadable_xml(path))  # double_pendulum has none
+    check_fixed_joint_wrenches(xml, 51, floating=False)
+    if path.stem in FREE:
+        check_fixed_joint_wrenches(xml, 52, floating=True)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fixed_joint_wrenches_of_random_trees(seed):
+    xml = with_a_fixed_joint(random_urdf(500 + seed)[0])
+    check_fixed_joint_wrenches(xml, seed, floating=False)
+    check_fixed_joint_wrenches(xml, seed + 100, floating=True)
 
 
 # -- mimic joints ----------------------------------------------------------------------------------
