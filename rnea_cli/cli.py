@@ -273,6 +273,8 @@ def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
     model, coords, traj, opts, blocks = open_inputs(robot, trajectory, console, quiet=quiet, wrenches=True,
                                                     fixed_joints=fixed, **options)
     joints = opts.fixed.names if fixed else model.joint_names
+    if fixed and len(joints) == model.n:
+        console.print("note: --fixed: the robot has no fixed joint", markup=False)
     names, keys, values = wrench_columns(joints, traj.has_time)
     force, moment = Peaks(len(joints)), Peaks(len(joints))
     with out.destination(output) as stream:
@@ -284,7 +286,8 @@ def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
             writer.write(values(block))
         writer.close()
     if not console.quiet:
-        console.print(wrench_table(joints, force, moment, traj.has_time, plain=not console.is_terminal))
+        shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
+        console.print(wrench_table(shown, force, moment, traj.has_time, plain=not console.is_terminal))
 
 
 @main.command()

@@ -101,18 +101,22 @@ def blocks(model, coords, chunks, options, traj):
         applied = {link: (chunk.data["fext:" + link], chunk.data.get("fext_at:" + link)) for link in traj.wrenched}
         # a wrench on a fixed root (body -1) is held by the world: the engine leaves it out
         engine_model = model if fixed is None else fixed.model
-        f_ext = link_wrenches_to_bodies(engine_model, applied, options.wrench_frame, motion[0], base and base[0])
         with np.errstate(all="ignore"):  # overflow is reported below, as an input error
+            f_ext = link_wrenches_to_bodies(engine_model, applied, options.wrench_frame, motion[0], base and base[0])
             result = inverse_dynamics(engine_model, *motion, gravity=options.gravity, base=base, f_ext=f_ext,
                                       wrenches=options.wrenches)
         tau, W = result.tau, result.joint_wrenches
         if fixed is not None:
             tau, W = tau[:, fixed.index], None if W is None else W[:, fixed.order]
-        bad = ~np.isfinite(tau).all(axis=1)
-        if bad.any():
-            k = int(np.argmax(bad))
+        finite = np.isfinite(tau).all(axis=1)
+        for x in (result.base_wrench, W):  # what else is written: a fixed joint's wrench may overflow alone
+            if x is not None:
+                finite &= np.isfinite(x.reshape(len(x), -1)).all(axis=1)
+        if not finite.all():
+            k = int(np.argmin(finite))
+            what = "torques" if not np.isfinite(tau[k]).all() else "wrenches"
             raise TrajectoryError(traj.label, traj.where(chunk.start + k),
-                                  "torques overflow (not finite): the values of this sample are too large")
+                                  f"{what} overflow (not finite): the values of this sample are too large")
         block = Block(chunk, coords.reflect(tau), result.base_wrench, joint_wrenches=W)
         if options.friction or options.drives:
             block.friction = (coords.reflect(actuators.friction(model.joints, qd)) if options.friction else 0.0) + \

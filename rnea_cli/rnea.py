@@ -26,7 +26,8 @@ class _Plan:
 
     def __init__(self, model):
         self.parent = [int(p) for p in model.parent]  # -1, the root, is also the last slot of the work arrays
-        self.prismatic = [not j.is_angular for j in model.joints]
+        self.prismatic = [not j.is_angular for j in model.joints]  # a fixed joint too: at q = 0, exact
+        self.fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
         self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
         self.XT = np.empty((model.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
         self.I = np.empty((model.n, 6, 6))  # body inertia in its aligned frame
@@ -155,8 +156,8 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     if base is not None:
         base = [np.asarray(x, dtype=float) for x in base]
         for k, (label, width) in enumerate(zip(("base pose", "base twist", "base dtwist"), (7, 6, 6))):
-            if base[k].size != N * width:
-                raise ValueError(f"{label} has shape {base[k].shape}; expected ({N}, {width})")
+            if base[k].shape != (N, width) and not (single and base[k].shape == (width,)):
+                raise ValueError(f"{label} has shape {base[k].shape}; expected {(width,) if single else (N, width)}")
             base[k] = base[k].reshape(N, width)
     f_ext = {int(b): np.asarray(w, dtype=float).reshape(N, 6) for b, w in (f_ext or {}).items()}
     for b in f_ext:
@@ -164,6 +165,9 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
             raise ValueError(f"f_ext names body {b}; bodies are -1 (root) .. {model.n - 1}")
 
     plan = _plan(model)
+    if plan.fixed and any(np.any(x[:, plan.fixed] != 0) for x in (q, qd, qdd)):
+        raise ValueError(f"a fixed joint ({', '.join(model.joints[i].name for i in plan.fixed)}) has a q, qd or "
+                         "qdd other than 0")
     # tau is laid out like q: row-major, or column-major for column-major q (what the CLI passes)
     tau = np.empty((N, model.n), order="F" if q.flags.f_contiguous and not q.flags.c_contiguous else "C")
     base_wrench = np.empty((N, 6)) if base is not None else None

@@ -193,7 +193,7 @@ def open_trajectory(path, coords, *, fmt=None, degrees=False, dt=None, floating=
         what = _derivation(missing)
         if not traj.has_time:
             if dt is None:
-                lacking = "no time column and no velocities" if "qd" in missing or "qdd" in missing else "no time column"
+                lacking = "no time column and no velocities" if "qd" in missing else "no time column"
                 raise TrajectoryError(label, None, f"{lacking}: cannot derive {what[0]} (give --dt or the columns)")
             chunks = _with_time(chunks, dt)
             traj.has_time = True
@@ -441,7 +441,8 @@ def _parse_block_fast(label, line, block, names, wanted):
 def _parse_block(label, line, block, names, wanted):
     """(N, len(wanted)) floats of a block, column-major, parsed in Python; the first bad row or
     cell is an error naming its line and column."""
-    text = block.decode("utf-8", errors="replace").split("\n")  # as polars: not at \f, \v, \x85, ...
+    # lines end at \n only, as for polars (not at \f, \v, \x85, ...); a \r is a space (or part of \r\n)
+    text = block.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", " ").split("\n")
     if text[-1] == "":
         text.pop()
     values = {k: [] for k in wanted}
@@ -624,7 +625,7 @@ def _differentiate(chunks, traj, label):
         raise TrajectoryError(label, None, "no samples")
     if len(tail) < 3:
         raise TrajectoryError(label, None, f"{len(tail)} sample{'s' if len(tail) > 1 else ''}: at least 3 are "
-                                           "needed to derive velocities and accelerations")
+                                           f"needed to derive {_derivation(traj.derived)[0]}")
     yield _slice(_derive(tail, traj.derived), 0 if first else 2, len(tail))
 
 

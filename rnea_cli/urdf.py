@@ -276,7 +276,11 @@ class _Reader:
             el = parent_joint[unreachable[0]]
             raise self.error(el, f"joints form a cycle through links {', '.join(unreachable)}")
 
-        names = {j.name: j for j in model_joints}
+        for j in model_joints:  # a planar joint's coordinates are named <joint>_x, _y, _theta
+            if j.urdf_joint is not None and j.name in joints:
+                raise self.error(joints[j.urdf_joint], f"its coordinate '{j.name}' has the name of joint "
+                                                       f"'{j.name}' (line {joints[j.name].sourceline})")
+        names = {j.name: j for j in model_joints if j.type != "fixed"}
         for j in model_joints:
             if j.mimic is None:
                 continue

@@ -43,7 +43,7 @@ def run(*args, input=None):
     return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
 
-def load(source):
+def load(source, **options):
     """load_urdf without its URDFWarnings (for robots with impossible inertias)."""
     import warnings
 
@@ -51,7 +51,7 @@ def load(source):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)
-        return load_urdf(source)
+        return load_urdf(source, **options)
 
 
 def write_csv(path, columns):

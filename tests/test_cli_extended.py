@@ -324,12 +324,11 @@ def test_wrenches_across_fixed_joints(path, tmp_path):
     """--fixed: the fixed joints' wrenches after the movable ones', against Pinocchio with each
     fixed joint made a revolute one held at 0; panda's mimic finger (on by default) and a world-frame
     wrench on the last link included."""
-    from rnea_cli import load_urdf
     from rnea_cli.model import Coordinates
     from test_oracle_extended import fixed_as_revolute
 
     path = need_corpus(path)
-    model, kept = load(path), load_urdf(path, fixed_joints=True)
+    model, kept = load(path), load(path, fixed_joints=True)
     coords = Coordinates(model)
     N = 6
     rng = np.random.default_rng(9)
@@ -373,6 +372,51 @@ def test_wrenches_across_fixed_joints(path, tmp_path):
             F = data.f[pm.getJointId(j)]
             expected[k, i] = np.r_[F.linear, F.angular]  # force first, as the columns
     assert_matches(ours.reshape(N, -1), expected.reshape(N, -1))
+
+
+def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
+    """Computed with its fixed joints kept (--fixed), a robot's torques are the folded model's; a
+    wrench so large that only a fixed joint's wrench overflows is an input error, not a NaN."""
+    from rnea_cli import load_urdf
+    from rnea_cli.compute import Options, blocks, with_fixed_joints
+    from rnea_cli.model import Coordinates
+    from rnea_cli.trajectory import open_trajectory
+
+    # arm7 on a mount: a fixed joint before the movable ones, and one after (arm7_joint_ee)
+    root = model_root(ROBOTS / "arm7.urdf")
+    arm = open(ROBOTS / "arm7.urdf").read().replace("</robot>", f"""<link name="mount"/>
+        <joint name="mount_joint" type="fixed"><parent link="mount"/><child link="{root}"/>
+        <origin xyz="0 0 0.1" rpy="0 0.2 0"/></joint></robot>""")
+    model = load_urdf(arm)
+    kept = with_fixed_joints(model, load_urdf(arm, fixed_joints=True))
+    assert kept.model.joints[0].name == "mount_joint" and kept.model.joints[-1].name == "arm7_joint_ee"
+    coords = Coordinates(model)
+
+    def computed(options):
+        traj = open_trajectory(ROBOTS / "arm7_traj.csv", coords)
+        return list(blocks(model, coords, traj.chunks, options, traj))
+
+    plain = computed(Options())
+    both = computed(Options(fixed=kept, wrenches=True))
+    np.testing.assert_allclose(np.concatenate([b.tau for b in both]), np.concatenate([b.tau for b in plain]),
+                               rtol=1e-13, atol=1e-12)
+    # a link fixed to the root carries a wrench no movable joint feels
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(open(ROBOTS / "planar2.urdf").read().replace(
+        "</robot>", '<link name="plate"/><joint name="plate_joint" type="fixed"><parent link="'
+        + model_root(ROBOTS / "planar2.urdf") + '"/><child link="plate"/></joint></robot>'))
+    cols = {"time": np.arange(4) * 0.1, **joint_columns(["shoulder", "elbow"], *np.zeros((3, 4, 2))),
+            **{f"fext_plate_{c}": np.full(4, 1e308 if c == "fy" else 0.0) for c in WRENCH},
+            "fext_plate_px": np.full(4, 1e10), "fext_plate_py": np.zeros(4), "fext_plate_pz": np.zeros(4)}
+    traj = write_csv(tmp_path / "big.csv", cols)
+    assert run("wrenches", urdf, traj, "-q").exit_code == 0  # the root holds it
+    result = run("wrenches", urdf, traj, "--fixed", "-q")
+    assert result.exit_code == 2 and "line 2: wrenches overflow (not finite)" in result.stderr
+    assert "RuntimeWarning" not in result.stderr
+
+
+def model_root(path):
+    return load(path).root_link
 
 
 def test_planar_joint_columns(tmp_path):

@@ -11,7 +11,7 @@ from lxml import etree
 from conftest import corpus_params, load, need_corpus
 from oracle import assert_matches, pin_configuration, pin_full, random_base
 from random_urdf import random_urdf
-from rnea_cli import load_urdf
+from rnea_cli import URDFError, load_urdf
 from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
 from rnea_cli.rnea import inverse_dynamics
 from test_oracle import pin_loadable_xml, random_motion
@@ -200,7 +200,7 @@ def fixed_as_revolute(xml):
 
 
 def check_fixed_joint_wrenches(xml, seed, floating, N=5):
-    folded, kept = load_urdf(xml), load_urdf(xml, fixed_joints=True)
+    folded, kept = load(xml), load(xml, fixed_joints=True)
     fixed = [j.name for j in kept.joints if j.type == "fixed"]
     assert kept.n == folded.n + len(fixed) and fixed
     pm = pin.buildModelFromXML(fixed_as_revolute(xml), *([pin.JointModelFreeFlyer()] if floating else []))
@@ -224,13 +224,50 @@ def check_fixed_joint_wrenches(xml, seed, floating, N=5):
 
 def with_a_fixed_joint(xml):
     """The URDF, with a massive link fixed to its last link if it has no fixed joint."""
-    if "fixed" in {j.type for j in load_urdf(xml, fixed_joints=True).joints}:
+    if "fixed" in {j.type for j in load(xml, fixed_joints=True).joints}:
         return xml
-    last = load_urdf(xml).links[-1].name
+    last = load(xml).links[-1].name
     return xml.replace("</robot>", f"""<link name="extra"><inertial><origin xyz="0.05 0 0.02"/><mass value="0.7"/>
       <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.015"/></inertial></link>
       <joint name="extra_fixed" type="fixed"><parent link="{last}"/><child link="extra"/>
       <origin xyz="0.1 0 0" rpy="0.3 0 0.2"/></joint></robot>""")
+
+
+def test_fixed_joints_kept_stay_fixed():
+    """In a model with its fixed joints kept, they cannot move; a mimic cannot follow one, nor a
+    planar joint's coordinate take a joint's name (the loader refuses both in either mode)."""
+    xml = with_a_fixed_joint(random_urdf(510)[0])
+    kept = load_urdf(xml, fixed_joints=True)
+    i = next(k for k, j in enumerate(kept.joints) if j.type == "fixed")
+    q = np.zeros((3, kept.n))
+    inverse_dynamics(kept, q, q, q)
+    for k in range(3):
+        moved = [q.copy() for _ in range(3)]
+        moved[k][1, i] = 1e-3
+        with pytest.raises(ValueError, match=f"a fixed joint .*{kept.joints[i].name}.* has a q, qd or qdd other than 0"):
+            inverse_dynamics(kept, *moved)
+    mimic = """<robot name="m"><link name="a"/><link name="b"/><link name="c"/>
+      <joint name="fx" type="fixed"><parent link="a"/><child link="b"/></joint>
+      <joint name="mj" type="revolute"><parent link="b"/><child link="c"/><mimic joint="fx"/>
+        <limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>"""
+    for fixed_joints in (False, True):
+        with pytest.raises(URDFError, match="mimics joint 'fx', which is not a movable joint"):
+            load_urdf(mimic, fixed_joints=fixed_joints)
+    clash = planar_urdf().replace('<joint name="pl" ', '<link name="z"/><joint name="pl_x" type="fixed"><parent '
+                                  'link="w"/><child link="z"/></joint><joint name="pl" ')
+    for fixed_joints in (False, True):
+        with pytest.raises(URDFError, match=r"<joint name=\"pl\">: its coordinate 'pl_x' has the name of joint 'pl_x'"):
+            load_urdf(clash, fixed_joints=fixed_joints)
+
+
+def test_base_arrays_of_the_wrong_shape_are_refused():
+    model = load_urdf(random_urdf(511)[0])
+    q = np.zeros((7, model.n))
+    pose, twist, dtwist = random_base(np.random.default_rng(0), 7)
+    with pytest.raises(ValueError, match=r"base pose has shape \(7, 6\); expected \(6, 7\)"):
+        inverse_dynamics(model, q[:6], q[:6], q[:6], base=(pose[:6].T, twist[:6], dtwist[:6]))
+    one = inverse_dynamics(model, q[0], q[0], q[0], base=(pose[0], twist[0], dtwist[0]))
+    assert one.base_wrench.shape == (6,)
 
 
 @pytest.mark.parametrize("path", corpus_params())

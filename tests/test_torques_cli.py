@@ -198,8 +198,10 @@ BAD_CSV = {
     "time-not-increasing": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,0\n0.1,0,0\n0.3,0,0\n",
                             "<stdin>: line 4: time 0.1 is not after the previous time 0.1"),
     "too-short": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,0\n",
-                  "<stdin>: 2 samples: at least 3 are needed to derive velocities and accelerations"),
+                  "<stdin>: 2 samples: at least 3 are needed to derive qd and qdd"),
     "no-time": ("q_shoulder,q_elbow\n0,0\n0.1,0\n0.1,0\n", "<stdin>: no time column and no velocities"),
+    "no-time-for-qdd": ("q_shoulder,q_elbow,qd_shoulder,qd_elbow\n0,0,0,0\n0.1,0,0,0\n0.1,0,0,0\n",
+                        "<stdin>: no time column: cannot derive qdd (give --dt or the columns)"),
     "duplicate-column": ("time,q_shoulder,q_elbow,q_elbow\n0,0,0,0\n",
                          "<stdin>: line 1, column 4: duplicate column 'q_elbow'"),
 }

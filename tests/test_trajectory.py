@@ -229,14 +229,15 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
 
 @pytest.mark.parametrize("parser", ["python", "polars"])
 def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
-    """A form feed, vertical tab, NEL or line separator inside a text cell is text, for both
-    parsers (Python's splitlines would end the line there): same rows, and exact line numbers."""
+    """A carriage return, form feed, vertical tab, NEL or line separator inside a text cell is text,
+    for both parsers (Python's splitlines or csv would end the line there): same rows, and exact
+    line numbers."""
     from rnea_cli.errors import TrajectoryError
 
     monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,note {k}" for k in range(3000)]
-    for k, odd in ((5, "\f"), (6, "\v"), (7, "\x85"), (8, "\u2028")):
+    for k, odd in ((4, "\r"), (5, "\f"), (6, "\v"), (7, "\x85"), (8, "\u2028")):
         rows[k] = rows[k].replace("note", f"no{odd}te")
     head = "time,q_shoulder,q_elbow,note\n"
     (tmp_path / "odd.csv").write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
