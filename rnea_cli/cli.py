@@ -143,6 +143,19 @@ def trajectory_options(command):
     return command
 
 
+def table_output(what):
+    """-o and --format of a command that writes a table of `what`."""
+    def decorate(command):
+        command = click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
+                               help="Output format (default: from the -o extension, else csv).")(command)
+        return click.option("-o", "--output", default="-", metavar="FILE",
+                            help=f"Write {what} here (default: stdout).")(command)
+    return decorate
+
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+
+
 def say_notices(console, notices):
     for notice in notices:
         console.print(notice if notice.startswith("warning:") else f"note: {notice}", markup=False)
@@ -201,15 +214,13 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
 
 @main.command()
 @trajectory_options
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write torques here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
-              help="Output format (default: from the -o extension, else csv).")
+@table_output("torques")
 @click.option("--friction", is_flag=True, help="Add tau_friction_<joint> columns from the URDF's "
                                                 "<dynamics damping friction>.")
 @click.option("--actuators", "actuators_file", metavar="FILE",
               help="YAML per joint: gear_ratio, rotor_inertia, viscous, coulomb; adds tau_friction_, "
                    "tau_armature_ and tau_motor_ columns.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+@quiet_option
 def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
     import numpy as np
@@ -254,12 +265,10 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
 
 @main.command()
 @trajectory_options
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write wrenches here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml"]),
-              help="Output format (default: from the -o extension, else csv).")
+@table_output("wrenches")
 @click.option("--fixed", is_flag=True, help="Also the wrench across each fixed joint (a tool flange, a sensor "
                                              "mount), after the movable joints.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+@quiet_option
 def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
     """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
     import numpy as np
@@ -304,7 +313,7 @@ def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
 @click.option("--actuators", "actuators_file", metavar="FILE",
               help="YAML per joint (as for torques): effort also includes the drive's friction and "
                    "reflected rotor inertia.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+@quiet_option
 def check(robot, trajectory, limits_file, margin, fmt, strict, friction, actuators_file, quiet, **options):
     """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
     import json
