@@ -174,7 +174,13 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     model = load_model(robot, console)
     coords = Coordinates(model, mimic=not no_mimic)
     floating = floating_base or model.floating
-    if model.n == 0 and not floating:
+    if fixed_joints:
+        from .urdf import load_urdf
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # said once, by load_model
+            compute["fixed"] = engine.with_fixed_joints(model, load_urdf(robot, fixed_joints=True))
+    if model.n == 0 and not floating and not (fixed_joints and compute["fixed"].model.n):
         raise RneaError(robot, None, "the robot has no movable joint (--floating-base for a free body)")
     links = [link.name for link in model.links]
     traj = open_trajectory(trajectory, coords, fmt=input_format, degrees=degrees, dt=dt, floating=floating,
@@ -196,12 +202,6 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
     drives = load_drives(actuators, coords) if actuators else {}
     if actuators and not drives:
         console.print(f"warning: {actuators} names no joint: no drive terms", markup=False)
-    if fixed_joints:
-        from .urdf import load_urdf
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # said once, by load_model
-            compute["fixed"] = engine.with_fixed_joints(model, load_urdf(robot, fixed_joints=True))
     options = engine.Options(gravity=gravity, floating=floating, wrench_frame=wrench_frame, drives=drives, **compute)
 
     def stream():

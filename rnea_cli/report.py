@@ -158,7 +158,8 @@ def check_table(model, result, has_time, plain):
             first = f"{c.first_time:.6g} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
         elif c.quantity == "rms_effort" and not c.ok:
             first = "whole run"
-        _row(table, c.joint, c.quantity, f"{c.worst:.4g} {u}", _limit_text(c, u),
+        quantity = c.quantity + (f" (τ+{'+'.join(c.terms)})" if c.terms else "")
+        _row(table, c.joint, quantity, f"{c.worst:.4g} {u}", _limit_text(c, u),
                       Text(f"{100 * c.utilisation:.0f} %", style=style), first, str(c.count))
     for joint, quantity in result.unchecked:
         _row(table, joint, quantity, "", "none", Text("unchecked", style=None if plain else "dim"), "", "")

@@ -173,8 +173,10 @@ def test_friction_and_actuators_count_in_effort(tmp_path):
     result = run("check", ARM, ARM_CSV, "--format", "github", "--friction", "--actuators", drives_file,
                  "--limits", limits)
     assert "arm7_joint2 effort (tau + friction + armature) " in result.stdout
-    text = run("check", ARM, ARM_CSV, "--friction").stdout.splitlines()[-1]
-    assert text.endswith("; effort = tau + friction")
+    text = run("check", ARM, ARM_CSV, "--friction").stdout.splitlines()
+    assert text[-1].endswith("; effort = tau + friction")
+    assert [line.split()[1:3] for line in text if line.split()[:2] == ["arm7_joint2", "effort"]] == \
+        [["effort", "(τ+friction)"]]
     bad = limits_file(tmp_path, "arm7_joint2: {gear_ratio: 0}\n")
     result = run("check", ARM, ARM_CSV, "--actuators", bad)
     assert result.exit_code == 2 and "arm7_joint2.gear_ratio: must be positive" in result.stderr

@@ -415,6 +415,26 @@ def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
     assert "RuntimeWarning" not in result.stderr
 
 
+def test_a_bracket_with_only_a_fixed_joint(tmp_path):
+    """Closed form: a 2 kg link bolted to a wall with its centre of mass 0.2 m out along x. The bolt
+    carries m g up and the moment -m g 0.2 about y; a robot with only fixed joints needs --fixed."""
+    urdf = tmp_path / "bracket.urdf"
+    urdf.write_text("""<robot name="bracket"><link name="wall"/>
+      <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="2"/>
+        <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+      <joint name="bolt" type="fixed"><parent link="wall"/><child link="arm"/><origin xyz="0 0 1" rpy="0 0 0.5"/></joint>
+      </robot>""")
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(3) * 0.1})
+    result = run("wrenches", urdf, traj)
+    assert result.exit_code == 2 and "the robot has no movable joint" in result.stderr
+    result = run("wrenches", urdf, traj, "--fixed")
+    assert result.exit_code == 0, result.stderr
+    out = read_csv(result.stdout)
+    for c, value in zip(WRENCH, (0.0, 0.0, 2 * 9.81, 0.0, -2 * 9.81 * 0.2, 0.0)):
+        np.testing.assert_allclose(out[f"bolt_{c}"], value, rtol=1e-15, atol=1e-15)
+    assert "bolt (fixed)" in result.stderr
+
+
 def model_root(path):
     return load(path).root_link
 
