@@ -153,6 +153,14 @@ def table_output(what):
     return decorate
 
 
+def actuator_options(friction_help, actuators_help):
+    """--friction and --actuators FILE, with what they mean for the command."""
+    def decorate(command):
+        command = click.option("--actuators", "actuators_file", metavar="FILE", help=actuators_help)(command)
+        return click.option("--friction", is_flag=True, help=friction_help)(command)
+    return decorate
+
+
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
 
 
@@ -215,11 +223,9 @@ def open_inputs(robot, trajectory, console, *, input_format, gravity, degrees, d
 @main.command()
 @trajectory_options
 @table_output("torques")
-@click.option("--friction", is_flag=True, help="Add tau_friction_<joint> columns from the URDF's "
-                                                "<dynamics damping friction>.")
-@click.option("--actuators", "actuators_file", metavar="FILE",
-              help="YAML per joint: gear_ratio, rotor_inertia, viscous, coulomb; adds tau_friction_, "
-                   "tau_armature_ and tau_motor_ columns.")
+@actuator_options("Add tau_friction_<joint> columns from the URDF's <dynamics damping friction>.",
+                  "YAML per joint: gear_ratio, rotor_inertia, viscous, coulomb; adds tau_friction_, "
+                  "tau_armature_ and tau_motor_ columns.")
 @quiet_option
 def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: .csv, .yaml, .json, or - for stdin)."""
@@ -308,11 +314,9 @@ def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github"]), default="text",
               show_default=True, help="Report format, on stdout.")
 @click.option("--strict", is_flag=True, help="A joint without a limit for a quantity is a failure.")
-@click.option("--friction", is_flag=True, help="Effort is the rigid-body torque plus the URDF's "
-                                                "<dynamics damping friction>.")
-@click.option("--actuators", "actuators_file", metavar="FILE",
-              help="YAML per joint (as for torques): effort also includes the drive's friction and "
-                   "reflected rotor inertia.")
+@actuator_options("Effort is the rigid-body torque plus the URDF's <dynamics damping friction>.",
+                  "YAML per joint (as for torques): effort also includes the drive's friction and "
+                  "reflected rotor inertia.")
 @quiet_option
 def check(robot, trajectory, limits_file, margin, fmt, strict, friction, actuators_file, quiet, **options):
     """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
