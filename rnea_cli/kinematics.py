@@ -28,13 +28,23 @@ def _chunks(model, q, base_pose, bodies):
         while b >= 0 and b not in needed:
             needed.add(b)
             b = model.joints[b].parent
+    steps = []  # per needed joint, parents first: (joint, its index, the constant 3x3 factors)
+    for i in sorted(needed):
+        joint = model.joints[i]
+        R_s = joint.parent_X_stator[:3, :3]
+        if joint.is_angular:
+            # R_p R_s M for M = E, K, K²: row a of each is M^T R_s^T (row a of R_p), one (9, 3) by (3, N) product per a
+            K = spatial.skew(joint.axis)
+            steps.append((joint, i, np.vstack([R_s.T, (R_s @ K).T, (R_s @ K @ K).T])))
+        else:
+            steps.append((joint, i, R_s.T))
     for start in range(0, len(q), CHUNK):
         rows = slice(start, min(start + CHUNK, len(q)))
-        yield rows, _placements(model, q[rows], None if base_pose is None else base_pose[rows], sorted(needed))
+        yield rows, _placements(model, q[rows], None if base_pose is None else base_pose[rows], steps)
 
 
-def _placements(model, q, base_pose, needed):
-    """{body: (R (3, 3, N), p (3, N))} of the root and the `needed` bodies (parents first), with
+def _placements(model, q, base_pose, steps):
+    """{body: (R (3, 3, N), p (3, N))} of the root and the bodies of `steps` (see `_chunks`), with
     the samples last: each step is a few BLAS products of 3x3 constants by (3, N) rows, or a pass
     over whole rows. A revolute joint by Rodrigues' formula, R = R_parent R_stator (E + s K + (1 - c) K²)
     with K the cross-product matrix of its axis."""
@@ -47,26 +57,23 @@ def _placements(model, q, base_pose, needed):
         R = (world_H_root[:3, :3] @ quaternion_matrix(base_pose[:, 3:]).reshape(3, 3 * N)).reshape(3, 3, N)
         p = world_H_root[:3, :3] @ base_pose[:, :3].T + world_H_root[:3, 3:]
     placements = {-1: (R, p)}
-    angular = [i for i in needed if model.joints[i].is_angular]
+    angular = [i for joint, i, _ in steps if joint.is_angular]
     c, s, d = np.empty((3, len(angular), N))
     _cos_sin(q[:, angular].T, c, s, d)
     RM = np.empty((3, 9, N))  # scratch
-    for i in needed:
-        joint = model.joints[i]
+    k = 0  # row of c, s
+    for joint, i, M in steps:
         R_p, p_p = placements[joint.parent]
-        R_s, t_s = joint.parent_X_stator[:3, :3], joint.parent_X_stator[:3, 3]
-        p = p_p + np.matmul(t_s, R_p)  # p_p + R_p t_s
+        p = p_p + np.matmul(joint.parent_X_stator[:3, 3], R_p)  # p_p + R_p t_s
         if joint.is_angular:
-            # R_p R_s M for M = E, K, K²: row a of each is M^T R_s^T (row a of R_p), one (9, 3) by (3, N) product per a
-            K = spatial.skew(joint.axis)
-            np.matmul(np.vstack([R_s.T, (R_s @ K).T, (R_s @ K @ K).T]), R_p, out=RM)
-            k = angular.index(i)
+            np.matmul(M, R_p, out=RM)
             R = RM[:, 3:6] * s[k]
             R += RM[:, 0:3]
             RM[:, 6:9] *= 1.0 - c[k]
             R += RM[:, 6:9]
+            k += 1
         else:
-            R = np.matmul(R_s.T, R_p)
+            R = np.matmul(M, R_p)
             p += np.matmul(joint.axis, R) * q[:, i]
         placements[i] = (R, p)
     return placements

@@ -30,16 +30,16 @@ class _Plan:
         self.fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
         self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
         self.XT = np.empty((model.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
-        self.I = np.empty((model.n, 6, 6))  # body inertia in its aligned frame
+        inertia = np.empty((model.n, 6, 6))  # each body's, in its aligned frame
         for i, j in enumerate(model.joints):
             A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
             # parent'_H_stator' = inv(rotor_H_parent') parent_X_stator stator_H_stator'
             H = spatial.pose(A_parent.T) @ j.parent_X_stator @ spatial.pose(self.A[i])
             self.XT[i] = spatial.xup(H)
             # aligned_X_rotor = rot(A): I' = rot(A)^T I rot(A)
-            self.I[i] = spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))
+            inertia[i] = spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))
         self.XT_T = np.ascontiguousarray(self.XT.transpose(0, 2, 1))
-        self.K = [BodyForce(I) for I in self.I]
+        self.K = [BodyForce(I) for I in inertia]
         self.K_root = BodyForce(np.asarray(model.root_inertia))
         self.n = model.n
         self.spare = []  # a _Work kept for the next call: ~25 rows of CHUNK doubles a joint, 7 MB for a 7-joint arm
