@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-quick clean
+.PHONY: demo test bench bench-quick shared-robots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,15 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.runtime
 
-bench: $(VENV)/.bench
+bench: shared-robots $(VENV)/.bench
 	$(BIN)/python benchmarks/run.py
 
-bench-quick: $(VENV)/.bench
+bench-quick: shared-robots $(VENV)/.bench
 	$(BIN)/python benchmarks/run.py --quick
+
+shared-robots:
+	@test -f ../shared/urdf/iiwa14.urdf -a -f ../shared/urdf/simple_humanoid.urdf || \
+		{ echo "the benchmarks need ../shared/urdf (iiwa14.urdf, simple_humanoid.urdf) beside this clone"; exit 2; }
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
