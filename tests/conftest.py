@@ -7,6 +7,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"
+ARM, ARM_CSV, ARM_YAML = (str(ROBOTS / name) for name in ("arm7.urdf", "arm7_traj.csv", "arm7_traj.yaml"))
 CORPUS = ROOT.parent / "shared" / "urdf"
 CORPUS_FILES = sorted(CORPUS.glob("*.urdf")) if CORPUS.is_dir() else []
 CORPUS_ROBOTS = ("anymal_c", "baxter", "cassie", "double_pendulum", "iiwa14", "kinova_j2s6s200", "panda", "pr2",
@@ -79,3 +80,15 @@ def columns(text):
     rows = list(csv.reader(io.StringIO(text)))
     data = np.array([[float(x) for x in r] for r in rows[1:]])
     return {name: data[:, k] for k, name in enumerate(rows[0])}
+
+
+def planar_urdf(axis="0 0 1"):
+    return f"""<robot name="p"><link name="w"/>
+    <link name="b"><inertial><origin xyz="0.1 0.2 0.3" rpy="0.3 0.2 0.1"/><mass value="2"/>
+      <inertia ixx="1" ixy="0.1" ixz="0" iyy="2" iyz="0" izz="2.5"/></inertial></link>
+    <link name="c"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.2"/></inertial></link>
+    <joint name="pl" type="planar"><parent link="w"/><child link="b"/><origin xyz="0 0 1" rpy="0.5 0 0"/>
+      <axis xyz="{axis}"/></joint>
+    <joint name="arm" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 1 0"/>
+      <limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>"""

@@ -2,10 +2,57 @@
 
 import numpy as np
 import pinocchio as pin
+from lxml import etree
 
 
-def pin_model(urdf_path=None, xml=None):
-    return pin.buildModelFromXML(xml) if xml is not None else pin.buildModelFromUrdf(str(urdf_path))
+def pin_model(urdf_path=None, xml=None, free=False):
+    """Pinocchio's model of a URDF file or text; free: on a free-flyer root joint."""
+    root = [pin.JointModelFreeFlyer()] if free else []
+    return pin.buildModelFromXML(xml, *root) if xml is not None else pin.buildModelFromUrdf(str(urdf_path), *root)
+
+
+def pin_loadable_xml(path):
+    """The file's XML, with a <limit> added to revolute joints that lack one (urdfdom rejects those;
+    cassie has 16). Nothing else changes, so the dynamics compared are the file's."""
+    root = etree.parse(str(path)).getroot()
+    for joint in root.iterfind("joint"):
+        if joint.get("type") == "revolute" and joint.find("limit") is None:
+            etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
+    return etree.tostring(root, encoding="unicode")
+
+
+def fixed_as_revolute(xml):
+    """The URDF with every fixed joint a revolute one about z: at q = 0, Pinocchio's wrench across
+    it (data.f) is the wrench the fixed joint carries."""
+    root = etree.fromstring(xml.encode() if isinstance(xml, str) else xml)
+    for joint in root.iterfind("joint"):
+        if joint.get("type") == "fixed":
+            joint.set("type", "revolute")
+            for old in joint.findall("axis") + joint.findall("limit"):
+                joint.remove(old)
+            etree.SubElement(joint, "axis", xyz="0 0 1")
+            etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
+    return etree.tostring(root, encoding="unicode")
+
+
+def random_motion(rng, N, n):
+    return rng.uniform(-3, 3, (N, n)), rng.normal(0, 2, (N, n)), rng.normal(0, 5, (N, n))
+
+
+def swap_halves(x):
+    """[a; b] -> [b; a] along the last axis: [n; f] (ours) <-> [f; n] (Pinocchio, and the CSV columns)."""
+    return np.concatenate([x[..., 3:], x[..., :3]], axis=-1)
+
+
+def widen(names, wide_names, *arrays):
+    """(N, len(names)) arrays as (N, len(wide_names)), zero in the other columns."""
+    index = [wide_names.index(name) for name in names]
+    out = []
+    for x in arrays:
+        w = np.zeros((len(x), len(wide_names)))
+        w[:, index] = x
+        out.append(w)
+    return out
 
 
 def pin_configuration(pm, joint_names, q):
@@ -22,17 +69,7 @@ def pin_configuration(pm, joint_names, q):
 
 def pin_rnea(pm, joint_names, q, qd, qdd, gravity=(0.0, 0.0, -9.81)):
     """tau (N, n) from Pinocchio for our (N, n) arrays, columns matched by joint name."""
-    pm.gravity.linear = np.asarray(gravity, dtype=float)
-    data = pm.createData()
-    idx_v = [pm.joints[pm.getJointId(name)].idx_v for name in joint_names]
-    assert all(pm.getJointId(name) < pm.njoints for name in joint_names), "joint missing in Pinocchio"
-    assert pm.nv == len(joint_names), f"Pinocchio has nv={pm.nv}, we have {len(joint_names)} joints"
-    out = np.empty_like(q)
-    for k in range(q.shape[0]):
-        V, A = np.zeros(pm.nv), np.zeros(pm.nv)
-        V[idx_v], A[idx_v] = qd[k], qdd[k]
-        out[k] = pin.rnea(pm, data, pin_configuration(pm, joint_names, q[k]), V, A)[idx_v]
-    return out
+    return pin_full(pm, joint_names, q, qd, qdd, gravity=gravity)[0]
 
 
 def assert_matches(ours, reference, rtol=1e-9, atol=1e-12):
@@ -72,18 +109,19 @@ def pin_full(pm, joint_names, q, qd, qdd, *, gravity=(0.0, 0.0, -9.81), base=Non
         if base is not None:
             pose, twist, dtwist = (x[k] for x in base)
             Q[:7] = pose
-            V[:6] = np.r_[twist[3:], twist[:3]]
-            A[:6] = np.r_[dtwist[3:], dtwist[:3]]
+            V[:6] = swap_halves(twist)
+            A[:6] = swap_halves(dtwist)
         forces = pin.StdVec_Force()
         for _ in range(pm.njoints):
             forces.append(pin.Force.Zero())
         for body, wrench in (f_ext or {}).items():
+            assert body >= 0 or base is not None, "a wrench on a fixed root: the world holds it"
             jid = 1 if body == -1 else ids[body]
             forces[jid] = pin.Force(wrench[k, 3:], wrench[k, :3])
         out = pin.rnea(pm, data, Q, V, A, forces)
         tau[k] = out[idx_v]
         if base is not None:
-            base_wrench[k] = np.r_[out[3:6], out[:3]]
+            base_wrench[k] = swap_halves(out[:6])
         for i, j in enumerate(ids):
             W[k, i] = np.r_[data.f[j].angular, data.f[j].linear]
     return tau, base_wrench, W
@@ -94,3 +132,33 @@ def random_base(rng, N):
     quat = rng.normal(size=(N, 4))
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     return np.column_stack([rng.normal(size=(N, 3)), quat]), rng.normal(size=(N, 6)), rng.normal(size=(N, 6))
+
+
+def pin_link_wrenches(pm, joint_names, q, applied, frame="world", base_pose=None):
+    """Pinocchio's side of rnea_cli.kinematics.link_wrenches_to_bodies: {body: (N, 6) [n; f]} for
+    pin_full, each wrench moved by Pinocchio's placements into its link's joint frame. applied:
+    {link: ((N, 6) [n; f], (N, 3) point or None)}, in the world (at the link origin by default) or
+    in the link's own frame (frame "link", about its origin by default). Wrenches on a fixed root
+    are left out (the world holds them)."""
+    ids = [pm.getJointId(name) for name in joint_names]
+    body = {jid: b for b, jid in enumerate(ids)} | {1 if base_pose is not None else 0: -1}
+    data, N, out = pm.createData(), len(q), {}
+    for k in range(N):
+        Q = pin_configuration(pm, joint_names, q[k])
+        if base_pose is not None:
+            Q[:7] = base_pose[k]
+        pin.forwardKinematics(pm, data, Q)
+        pin.updateFramePlacements(pm, data)
+        for link, (wrench, point) in applied.items():
+            fid = pm.getFrameId(link, pin.BODY)
+            joint = pm.frames[fid].parentJoint
+            n, f = wrench[k, :3], wrench[k, 3:]
+            if frame == "world":  # about the world origin, then into the joint frame
+                at = data.oMf[fid].translation if point is None else point[k]
+                local = data.oMi[joint].actInv(pin.Force(f, n + np.cross(at, f)))
+            else:  # about the link origin, then into the joint frame
+                at = np.zeros(3) if point is None else point[k]
+                local = pm.frames[fid].placement.act(pin.Force(f, n + np.cross(at, f)))
+            if body[joint] >= 0 or base_pose is not None:
+                out.setdefault(body[joint], np.zeros((N, 6)))[k] += np.r_[local.angular, local.linear]
+    return out

@@ -6,12 +6,10 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from conftest import ROBOTS, columns, corpus_params, joint_columns, load, need_corpus, run, write_csv
+from conftest import (ARM, ARM_CSV, ARM_YAML, ROBOTS, columns, corpus_params, joint_columns, load, need_corpus,
+                      planar_urdf, run, write_csv)
 from rnea_cli import load_urdf
 
-ARM = str(ROBOTS / "arm7.urdf")
-ARM_CSV = str(ROBOTS / "arm7_traj.csv")
-ARM_YAML = str(ROBOTS / "arm7_traj.yaml")
 MODEL = load_urdf(ARM)
 
 
@@ -261,7 +259,6 @@ def test_info_on_every_corpus_robot(path):
 
 
 def test_info_shows_planar_and_floating_joints(tmp_path):
-    from test_oracle_extended import planar_urdf
 
     (tmp_path / "p.urdf").write_text(planar_urdf())
     result = run("info", str(tmp_path / "p.urdf"))

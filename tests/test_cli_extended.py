@@ -8,12 +8,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
-from oracle import assert_matches, pin_configuration, pin_full, random_base
-from test_oracle import pin_loadable_xml, random_motion
+from conftest import (ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, planar_urdf,
+                      run, write_csv)
+from oracle import (assert_matches, fixed_as_revolute, pin_full, pin_link_wrenches, pin_loadable_xml, pin_model,
+                    random_base, random_motion, swap_halves, widen)
 
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
-
 
 
 def base_columns(pose, twist, dtwist):
@@ -22,7 +22,6 @@ def base_columns(pose, twist, dtwist):
         for k, c in enumerate(("wx", "wy", "wz", "vx", "vy", "vz")):
             cols[f"{prefix}_base_{c}"] = x[:, k]
     return cols
-
 
 
 @pytest.mark.parametrize("path", corpus_params(["solo12", "anymal_c"]))
@@ -39,11 +38,11 @@ def test_floating_base_torques_and_base_wrench(path, tmp_path):
     assert result.exit_code == 0, result.stderr
     out = read_csv(result.stdout)
     assert list(out)[:7] == ["time"] + [f"base_{c}" for c in WRENCH]
-    pm = pin.buildModelFromXML(pin_loadable_xml(path), pin.JointModelFreeFlyer())
+    pm = pin_model(xml=pin_loadable_xml(path), free=True)
     tau, base_wrench, _ = pin_full(pm, model.joint_names, q, qd, qdd, base=base)
     assert_matches(np.column_stack([out[f"tau_{j}"] for j in model.joint_names]), tau)
     ours = np.column_stack([out[f"base_{c}"] for c in WRENCH])
-    assert_matches(ours, np.concatenate([base_wrench[:, 3:], base_wrench[:, :3]], axis=1))
+    assert_matches(ours, swap_halves(base_wrench))
     report = run("torques", path, traj, "--floating-base").stderr
     assert "base wrench: peak force" in report and "zero only when the motion is dynamically consistent" in report
 
@@ -111,7 +110,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
     across block boundaries, whatever the quaternions' signs; with the twist given, its derivative."""
     from rnea_cli.trajectory import base_twist, derivative
 
-    t = np.arange(3000) * 1e-3
+    t = np.arange(1000) * 1e-3
     pose, twist, dtwist = analytic_base(t)
     assert np.allclose(np.linalg.norm(pose[:, 3:], axis=1), 1, atol=1e-15)
     def close(a, b, interior, ends=1e-2):
@@ -132,9 +131,10 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
     exact = read_csv(run("torques", ROBOTS / "arm7.urdf", write_csv(tmp_path / "exact.csv", {"time": t, **given, **joints}),
                          "--floating-base", "-q").stdout)
 
-    def torques(name, cols, *options):
-        result = run("torques", ROBOTS / "arm7.urdf", write_csv(tmp_path / name, {**cols, **joints}),
-                     "--floating-base", *options)
+    def torques(name, cols=None, *options):
+        """run on tmp_path / name, written from cols the first time"""
+        path = tmp_path / name if cols is None else write_csv(tmp_path / name, {**cols, **joints})
+        result = run("torques", ROBOTS / "arm7.urdf", path, "--floating-base", *options)
         assert result.exit_code == 0, result.stderr
         return result, np.column_stack(list(read_csv(result.stdout).values()))
 
@@ -152,8 +152,8 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
     # many small blocks: the same numbers as one, up to the rounding of BLAS on other sample counts
     reader = importlib.import_module("rnea_cli.trajectory")
     monkeypatch.setattr(reader, "BLOCK_BYTES", 5000)
-    np.testing.assert_allclose(torques("pose.csv", pose_only)[1], derived, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(torques("flipped.csv", flipped)[1], derived, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(torques("pose.csv")[1], derived, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(torques("flipped.csv")[1], derived, rtol=0, atol=1e-9)
     monkeypatch.undo()
     # the twist given, its derivative derived
     twist_only = {**pose_only, **{k: v for k, v in given.items() if k.startswith("qd_base")}}
@@ -197,28 +197,14 @@ def test_external_wrenches_world_and_link_frames(tmp_path):
     cols.update({f"fext_arm7_tool_{c}": w[:, k] for k, c in enumerate(WRENCH)})
     cols.update({f"fext_arm7_tool_p{c}": point[:, k] for k, c in enumerate("xyz")})
     traj = write_csv(tmp_path / "w.csv", cols)
-    pm = pin.buildModelFromUrdf(str(ROBOTS / "arm7.urdf"))
-    data = pm.createData()
-    frame = pm.frames[pm.getFrameId("arm7_tool")]
+    pm = pin_model(ROBOTS / "arm7.urdf")
+    applied = {"arm7_tool": (swap_halves(w), point)}  # [n; f] at the point
     for wrench_frame in ("world", "link"):
         result = run("torques", ROBOTS / "arm7.urdf", traj, "--wrench-frame", wrench_frame, "-q")
         assert result.exit_code == 0, result.stderr
         ours = np.column_stack([read_csv(result.stdout)[f"tau_{j}"] for j in model.joint_names])
-        expected = np.empty((N, model.n))
-        for k in range(N):
-            f, n = w[k, :3], w[k, 3:]
-            pin.forwardKinematics(pm, data, q[k])
-            pin.updateFramePlacements(pm, data)
-            if wrench_frame == "world":  # at the point, world axes -> about the world origin -> joint frame
-                local = data.oMi[frame.parentJoint].actInv(pin.Force(f, n + np.cross(point[k], f)))
-            else:  # at the point, link axes -> about the link origin -> joint frame
-                local = frame.placement.act(pin.Force(f, n + np.cross(point[k], f)))
-            fext = pin.StdVec_Force()
-            for _ in range(pm.njoints):
-                fext.append(pin.Force.Zero())
-            fext[frame.parentJoint] = local
-            expected[k] = pin.rnea(pm, data, q[k], qd[k], qdd[k], fext)
-        assert_matches(ours, expected)
+        f_ext = pin_link_wrenches(pm, model.joint_names, q, applied, wrench_frame)
+        assert_matches(ours, pin_full(pm, model.joint_names, q, qd, qdd, f_ext=f_ext)[0])
 
 
 def test_unknown_wrench_link_is_an_extra_column(tmp_path):
@@ -311,7 +297,7 @@ def test_wrenches_command_matches_pinocchio(path, tmp_path):
     out = read_csv(result.stdout)
     ours = np.column_stack([out[f"{j}_{c}"] for j in model.joint_names for c in WRENCH]).reshape(6, model.n, 6)
     W = pin_full(pin.buildModelFromXML(pin_loadable_xml(path)), model.joint_names, q, qd, qdd)[2]  # [n; f]
-    expected = np.concatenate([W[:, :, 3:], W[:, :, :3]], axis=2)
+    expected = swap_halves(W)
     assert_matches(ours.reshape(6, -1), expected.reshape(6, -1))
     lines = result.stderr.splitlines()
     assert lines[0].split()[:3] == ["joint", "peak", "|force|"]
@@ -325,7 +311,6 @@ def test_wrenches_across_fixed_joints(path, tmp_path):
     fixed joint made a revolute one held at 0; panda's mimic finger (on by default) and a world-frame
     wrench on the last link included."""
     from rnea_cli.model import Coordinates
-    from test_oracle_extended import fixed_as_revolute
 
     path = need_corpus(path)
     model, kept = load(path), load(path, fixed_joints=True)
@@ -346,31 +331,11 @@ def test_wrenches_across_fixed_joints(path, tmp_path):
     assert all(f"\n{j} " in "\n" + result.stderr for j in fixed)  # in the report too
     ours = np.column_stack([out[f"{j}_{c}"] for j in names for c in WRENCH]).reshape(N, len(names), 6)
 
-    pm = pin.buildModelFromXML(fixed_as_revolute(pin_loadable_xml(path)))
-    data = pm.createData()
-    wide = [np.zeros((N, kept.n)) for _ in range(3)]
-    for w, x in zip(wide, coords.expand(q, qd, qdd)):
-        w[:, [kept.index(j) for j in model.joint_names]] = x
-    expected = np.empty((N, len(names), 6))
-    frame = pm.getFrameId(link.name, pin.BODY)
-    for k in range(N):
-        Q = pin_configuration(pm, kept.joint_names, wide[0][k])
-        pin.forwardKinematics(pm, data, Q)
-        pin.updateFramePlacements(pm, data)
-        f, n = wrench[k, :3], wrench[k, 3:]
-        at = data.oMf[frame].translation
-        fext = pin.StdVec_Force()
-        for _ in range(pm.njoints):
-            fext.append(pin.Force.Zero())
-        fext[pm.frames[frame].parentJoint] = data.oMi[pm.frames[frame].parentJoint].actInv(pin.Force(f, n + np.cross(at, f)))
-        V = np.array([wide[1][k][kept.index(pm.names[j])] if pm.names[j] in kept.joint_names else 0.0
-                      for j in range(1, pm.njoints)])
-        A = np.array([wide[2][k][kept.index(pm.names[j])] if pm.names[j] in kept.joint_names else 0.0
-                      for j in range(1, pm.njoints)])
-        pin.rnea(pm, data, Q, V, A, fext)
-        for i, j in enumerate(names):
-            F = data.f[pm.getJointId(j)]
-            expected[k, i] = np.r_[F.linear, F.angular]  # force first, as the columns
+    pm = pin_model(xml=fixed_as_revolute(pin_loadable_xml(path)))
+    wide = widen(model.joint_names, kept.joint_names, *coords.expand(q, qd, qdd))
+    f_ext = pin_link_wrenches(pm, kept.joint_names, wide[0], {link.name: (swap_halves(wrench), None)})
+    W = pin_full(pm, kept.joint_names, *wide, f_ext=f_ext)[2]
+    expected = swap_halves(W[:, [kept.index(j) for j in names]])  # force first, as the columns
     assert_matches(ours.reshape(N, -1), expected.reshape(N, -1))
 
 
@@ -440,7 +405,6 @@ def model_root(path):
 
 
 def test_planar_joint_columns(tmp_path):
-    from test_oracle_extended import planar_urdf
 
     (tmp_path / "p.urdf").write_text(planar_urdf())
     q = np.zeros((3, 4))

@@ -5,29 +5,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from lxml import etree
 
 from conftest import corpus_params, load, need_corpus
-from oracle import assert_matches, pin_model, pin_rnea
+from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_motion
 from random_urdf import random_urdf
 from rnea_cli import load_urdf, rnea
 
 GRAVITIES = [pytest.param((0.0, 0.0, -9.81), id="gravity"), pytest.param((0.0, 0.0, 0.0), id="no-gravity"),
              pytest.param((1.3, -2.2, -9.0), id="oblique-gravity")]
-
-
-def pin_loadable_xml(path):
-    """The file's XML, with a <limit> added to revolute joints that lack one (urdfdom rejects those;
-    cassie has 16). Nothing else changes, so the dynamics compared are the file's."""
-    root = etree.parse(str(path)).getroot()
-    for joint in root.iterfind("joint"):
-        if joint.get("type") == "revolute" and joint.find("limit") is None:
-            etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
-    return etree.tostring(root, encoding="unicode")
-
-
-def random_motion(rng, N, n):
-    return rng.uniform(-3, 3, (N, n)), rng.normal(0, 2, (N, n)), rng.normal(0, 5, (N, n))
 
 
 @pytest.mark.parametrize("gravity", GRAVITIES)

@@ -6,27 +6,27 @@ import importlib
 import numpy as np
 import pinocchio as pin
 import pytest
-from lxml import etree
 
-from conftest import corpus_params, load, need_corpus
-from oracle import assert_matches, pin_configuration, pin_full, random_base
+from conftest import corpus_params, load, need_corpus, planar_urdf
+from oracle import (assert_matches, fixed_as_revolute, pin_configuration, pin_full, pin_link_wrenches,
+                    pin_loadable_xml, pin_model, random_base, random_motion, widen)
 from random_urdf import random_urdf
 from rnea_cli import URDFError, load_urdf
 from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
 from rnea_cli.rnea import inverse_dynamics
-from test_oracle import pin_loadable_xml, random_motion
 
 FREE = ["solo12", "anymal_c", "cassie", "simple_humanoid", "romeo", "romeo_laas_small"]
 
 
 
-def compare(model, pm, seed, *, floating, with_fext, N=6):
+def compare(model, pm, seed, *, floating, N=6):
     rng = np.random.default_rng(seed)
     q, qd, qdd = random_motion(rng, N, model.n)
     gravity = rng.normal(0, 5, 3)
     base = random_base(rng, N) if floating else None
     bodies = list(range(model.n)) + ([-1] if floating else [])
-    f_ext = {b: rng.normal(0, 3, (N, 6)) for b in bodies if rng.random() < 0.5} if with_fext else None
+    f_ext = {b: rng.normal(0, 3, (N, 6)) for b in bodies if rng.random() < 0.5}
+    f_ext = f_ext or {bodies[-1]: rng.normal(0, 3, (N, 6))}  # never none
     ours = inverse_dynamics(model, q, qd, qdd, gravity=gravity, base=base, f_ext=f_ext, wrenches=True)
     tau, base_wrench, W = pin_full(pm, model.joint_names, q, qd, qdd, gravity=gravity, base=base, f_ext=f_ext)
     assert_matches(ours.tau, tau)
@@ -38,52 +38,48 @@ def compare(model, pm, seed, *, floating, with_fext, N=6):
 @pytest.mark.parametrize("path", corpus_params(FREE))
 def test_floating_base_matches_pinocchio(path):
     path = need_corpus(path)
-    pm = pin.buildModelFromXML(pin_loadable_xml(path), pin.JointModelFreeFlyer())
-    compare(load(path), pm, 11, floating=True, with_fext=True)
+    pm = pin_model(xml=pin_loadable_xml(path), free=True)
+    compare(load(path), pm, 11, floating=True)
 
 
 @pytest.mark.parametrize("path", corpus_params())
 def test_external_and_joint_wrenches_match_pinocchio(path):
     path = need_corpus(path)
     pm = pin.buildModelFromXML(pin_loadable_xml(path))
-    compare(load(path), pm, 12, floating=False, with_fext=True)
+    compare(load(path), pm, 12, floating=False)
 
 
 @pytest.mark.parametrize("seed", range(15))
 def test_random_trees_floating_with_wrenches(seed):
     xml, _ = random_urdf(200 + seed)
     model = load_urdf(xml)
-    compare(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed, floating=True, with_fext=True)
-    compare(model, pin.buildModelFromXML(xml), seed, floating=False, with_fext=True)
+    compare(model, pin_model(xml=xml, free=True), seed, floating=True)
+    compare(model, pin.buildModelFromXML(xml), seed, floating=False)
 
 
 # -- world placements and world-frame wrenches ----------------------------------------------------
 
 
 def pin_world(pm, model, q, base_pose=None):
-    """Pinocchio's world placements of our bodies' frames, (R (N, n + 1, 3, 3), p (N, n + 1, 3)), the root
-    last; and the data after forward kinematics at each sample, as a list (for frame placements)."""
+    """Pinocchio's world placements of our bodies' frames, (R (N, n + 1, 3, 3), p (N, n + 1, 3)), the root last."""
     ids = [pm.getJointId(name) for name in model.joint_names]
     N = len(q)
-    R, p, datas = np.empty((N, model.n + 1, 3, 3)), np.empty((N, model.n + 1, 3)), []
+    R, p, data = np.empty((N, model.n + 1, 3, 3)), np.empty((N, model.n + 1, 3)), pm.createData()
     for k in range(N):
         Q = pin_configuration(pm, model.joint_names, q[k])
         if base_pose is not None:
             Q[:7] = base_pose[k]
-        data = pm.createData()
         pin.forwardKinematics(pm, data, Q)
-        pin.updateFramePlacements(pm, data)
         for b, jid in enumerate(ids + [1 if base_pose is not None else 0]):
             R[k, b], p[k, b] = data.oMi[jid].rotation, data.oMi[jid].translation
-        datas.append(data)
-    return R, p, datas
+    return R, p
 
 
 def check_placements(model, pm, seed, floating, N=5):
     rng = np.random.default_rng(seed)
     q = random_motion(rng, N, model.n)[0]
     pose = random_base(rng, N)[0] if floating else None
-    R, p, _ = pin_world(pm, model, q, pose)
+    R, p = pin_world(pm, model, q, pose)
     every = body_placements(model, q, pose)
     assert sorted(every) == list(range(-1, model.n))
     for b, (Rb, pb) in every.items():
@@ -103,7 +99,7 @@ def fixed_and_free(check, xml, seed, free=True, model=None):
     model = model or load_urdf(xml)
     check(model, pin.buildModelFromXML(xml), seed, floating=False)
     if free:
-        check(model, pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), seed + 1, floating=True)
+        check(model, pin_model(xml=xml, free=True), seed + 1, floating=True)
 
 
 @pytest.mark.parametrize("path", corpus_params())
@@ -130,22 +126,7 @@ def world_wrench_torques(model, pm, seed, floating, N=5):
                for link in chosen}
     f_ext = link_wrenches_to_bodies(model, applied, "world", q, pose)
     ours = inverse_dynamics(model, q, qd, qdd, base=base, f_ext=f_ext)
-    _, _, datas = pin_world(pm, model, q, pose)
-    ids = [pm.getJointId(name) for name in model.joint_names]
-    body = {jid: b for b, jid in enumerate(ids)} | {1 if floating else 0: -1}
-    wrenches = []
-    for k in range(N):
-        total = {}
-        for link in chosen:
-            wrench, point = applied[link.name]
-            n, f = wrench[k, :3], wrench[k, 3:]
-            frame = pm.getFrameId(link.name, pin.BODY)
-            at = datas[k].oMf[frame].translation if point is None else point[k]
-            joint = pm.frames[frame].parentJoint
-            local = datas[k].oMi[joint].actInv(pin.Force(f, n + np.cross(at, f)))  # about the world origin first
-            total[joint] = total.get(joint, pin.Force.Zero()) + local
-        wrenches.append({body[j]: np.r_[F.angular, F.linear] for j, F in total.items()})
-    merged = {b: np.array([w.get(b, np.zeros(6)) for w in wrenches]) for b in {b for w in wrenches for b in w}}
+    merged = pin_link_wrenches(pm, model.joint_names, q, applied, "world", pose)
     tau, base_wrench, _ = pin_full(pm, model.joint_names, q, qd, qdd, base=base, f_ext=merged)
     assert_matches(ours.tau, tau)
     if floating:
@@ -185,31 +166,15 @@ def test_world_frame_wrenches_on_random_trees(seed):
 # -- wrenches across fixed joints ------------------------------------------------------------------
 
 
-def fixed_as_revolute(xml):
-    """The URDF with every fixed joint a revolute one about z: at q = 0, Pinocchio's wrench across
-    it (data.f) is the wrench the fixed joint carries."""
-    root = etree.fromstring(xml.encode() if isinstance(xml, str) else xml)
-    for joint in root.iterfind("joint"):
-        if joint.get("type") == "fixed":
-            joint.set("type", "revolute")
-            for old in joint.findall("axis") + joint.findall("limit"):
-                joint.remove(old)
-            etree.SubElement(joint, "axis", xyz="0 0 1")
-            etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
-    return etree.tostring(root, encoding="unicode")
-
-
 def check_fixed_joint_wrenches(xml, seed, floating, N=5):
     folded, kept = load(xml), load(xml, fixed_joints=True)
     fixed = [j.name for j in kept.joints if j.type == "fixed"]
     assert kept.n == folded.n + len(fixed) and fixed
-    pm = pin.buildModelFromXML(fixed_as_revolute(xml), *([pin.JointModelFreeFlyer()] if floating else []))
+    pm = pin_model(xml=fixed_as_revolute(xml), free=floating)
     rng = np.random.default_rng(seed)
     motion = random_motion(rng, N, folded.n)
     index = [kept.index(name) for name in folded.joint_names]
-    wide = [np.zeros((N, kept.n)) for _ in motion]
-    for w, x in zip(wide, motion):
-        w[:, index] = x
+    wide = widen(folded.joint_names, kept.joint_names, *motion)
     base = random_base(rng, N) if floating else None
     f_ext = {b: rng.normal(0, 3, (N, 6)) for b in range(-1 if floating else 0, kept.n) if rng.random() < 0.3}
     ours = inverse_dynamics(kept, *wide, base=base, f_ext=f_ext, wrenches=True)
@@ -348,18 +313,6 @@ def test_mimic_offset_and_chain():
 
 # -- planar and floating joints in the URDF --------------------------------------------------------
 
-def planar_urdf(axis="0 0 1"):
-    return f"""<robot name="p"><link name="w"/>
-    <link name="b"><inertial><origin xyz="0.1 0.2 0.3" rpy="0.3 0.2 0.1"/><mass value="2"/>
-      <inertia ixx="1" ixy="0.1" ixz="0" iyy="2" iyz="0" izz="2.5"/></inertial></link>
-    <link name="c"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>
-      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.2"/></inertial></link>
-    <joint name="pl" type="planar"><parent link="w"/><child link="b"/><origin xyz="0 0 1" rpy="0.5 0 0"/>
-      <axis xyz="{axis}"/></joint>
-    <joint name="arm" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 1 0"/>
-      <limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>"""
-
-
 def test_planar_joint_matches_pinocchio():
     """Ours: (x, y, theta) with rates their time derivatives, forces along the stator axes.
     Pinocchio: the planar velocity [vx, vy, w] is in the moving frame."""
@@ -432,8 +385,6 @@ def test_floating_joint_in_the_urdf_matches_pinocchio():
 
 
 def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
-    import importlib
-
     engine = importlib.import_module("rnea_cli.rnea")
     xml, _ = random_urdf(301)
     model = load_urdf(xml)
@@ -471,6 +422,6 @@ def test_a_free_body_without_joints():
     base = random_base(rng, 4)
     empty = np.zeros((4, 0))
     ours = inverse_dynamics(model, empty, empty, empty, base=base)
-    _, expected, _ = pin_full(pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()), [], empty, empty, empty,
+    _, expected, _ = pin_full(pin_model(xml=xml, free=True), [], empty, empty, empty,
                               base=base)
     assert_matches(ours.base_wrench, expected)

@@ -10,13 +10,10 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import ROBOTS, columns, corpus_params, joint_columns, need_corpus, run, write_csv
+from conftest import ARM, ARM_CSV, ARM_YAML, ROBOTS, columns, corpus_params, joint_columns, need_corpus, run, write_csv
 from oracle import assert_matches, pin_model, pin_rnea
 from rnea_cli import load_urdf, rnea
 
-ARM = str(ROBOTS / "arm7.urdf")
-ARM_CSV = str(ROBOTS / "arm7_traj.csv")
-ARM_YAML = str(ROBOTS / "arm7_traj.yaml")
 PLANAR = str(ROBOTS / "planar2.urdf")
 PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
 

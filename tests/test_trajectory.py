@@ -185,18 +185,17 @@ def test_large_csv_blocks_parse_like_small_ones(tmp_path, monkeypatch):
     (tmp_path / "s.csv").write_text("\n".join(",".join(row) for row in shuffled) + "\n")
     for small in (0, 1 << 30):
         monkeypatch.setattr(reader, "SMALL_BLOCK", small)
-        _, mixed, chunks = read_all(tmp_path / "s.csv", model)
+        _, mixed, _ = read_all(tmp_path / "s.csv", model)
         for x in ("time", "q", "qd", "qdd"):
             assert mixed[x].tobytes() == slow[x].tobytes()
 
 
 def test_a_column_claimed_twice_is_an_error():
     from rnea_cli import TrajectoryError
-    from rnea_cli.trajectory import open_trajectory as open_
 
     model = load_urdf(ROBOTS / "rover.urdf")  # a planar joint named base: columns q_base_x, ...
     with pytest.raises(TrajectoryError, match="column q_base_x would belong both to a joint and to base pose"):
-        open_(str(ROBOTS / "rover_traj.csv"), model, floating=True)
+        open_trajectory(str(ROBOTS / "rover_traj.csv"), model, floating=True)
 
 
 @pytest.mark.parametrize("parser", ["python", "polars"])
@@ -215,16 +214,17 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
     (tmp_path / "plain.csv").write_text(head + "\n".join(rows) + "\n")
     (tmp_path / "no_newline.csv").write_text(head + "\n".join(rows))
     _, expected, _ = read_all(tmp_path / "plain.csv", model)
+    for k in (1, 5, 11):  # blank lines after data row k
+        (tmp_path / f"mid{k}.csv").write_text(head + "\n".join(rows[:k]) + "\n\n \n" + "\n".join(rows[k:]) + "\n")
     for block_bytes in range(1, 80):  # every way a block can end, around and inside the blank lines
         monkeypatch.setattr(reader, "BLOCK_BYTES", block_bytes)
         for name in ("end.csv", "no_newline.csv"):
             _, data, _ = read_all(tmp_path / name, model)
             for x in ("time", "q"):
                 np.testing.assert_array_equal(data[x], expected[x])
-        for k in (1, 5, 11):  # blank lines after data row k
-            (tmp_path / "mid.csv").write_text(head + "\n".join(rows[:k]) + "\n\n \n" + "\n".join(rows[k:]) + "\n")
+        for k in (1, 5, 11):
             with pytest.raises(TrajectoryError, match=rf"line {k + 2}\b"):
-                read_all(tmp_path / "mid.csv", model)
+                read_all(tmp_path / f"mid{k}.csv", model)
 
 
 @pytest.mark.parametrize("parser", ["python", "polars"])
