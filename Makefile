@@ -9,11 +9,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+$(VENV)/.runtime: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python
+$(VENV)/.test: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.runtime
 
@@ -25,7 +25,7 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
-$(VENV)/.bench: pyproject.toml | $(BIN)/python
+$(VENV)/.bench: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.runtime
 
@@ -40,4 +40,4 @@ shared-robots:
 		{ echo "the benchmarks need ../shared/urdf (iiwa14.urdf, simple_humanoid.urdf) beside this clone"; exit 2; }
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis rnea_cli/*.so

@@ -1,4 +1,4 @@
-"""Trajectories in: CSV (streamed in blocks, parsed by polars), YAML and JSON; q, qd, qdd in model order, in chunks.
+"""Trajectories in: CSV (streamed in blocks, parsed in C or by polars), YAML and JSON; q, qd, qdd in chunks.
 
 CSV: a header row, then one sample per row. Columns `time` (optional) and, per movable joint,
 `q_<joint>`, `qd_<joint>`, `qdd_<joint>`; other columns are ignored. YAML/JSON: columnar
@@ -20,6 +20,11 @@ import numpy as np
 from .errors import TrajectoryError
 from .jointfile import number, why_not_a_number, yaml_error
 from .rnea import quaternion_matrix
+
+try:
+    from . import _csvfast  # the C fast path for blocks of plain numbers; optional (see setup.py)
+except ImportError:
+    _csvfast = None
 
 QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
@@ -388,9 +393,10 @@ def _csv_chunks(stream, label, names, time_col, groups):
     with stream:
         for block in _csv_blocks(stream):
             line = start + 2  # of the block's first row: every row is one line
-            if len(block) < SMALL_BLOCK:
+            values = _parse_block_plain(block, names, wanted)
+            if values is None and len(block) < SMALL_BLOCK:
                 values = _parse_block(label, line, block, names, wanted)
-            else:
+            elif values is None:
                 values = _parse_block_fast(label, line, block, names, wanted)
             # column-major views of the block's (N, len(wanted)) array: no copies when a group's
             # columns sit side by side in the file, as they usually do
@@ -407,6 +413,18 @@ def _span(positions):
     if positions and positions == list(range(positions[0], positions[0] + len(positions))):
         return slice(positions[0], positions[0] + len(positions))
     return positions if positions else slice(0, 0)
+
+
+def _parse_block_plain(block, names, wanted):
+    """(N, len(wanted)) floats of a block of plain numbers, column-major, parsed in C (one pass,
+    without the GIL); None if the block is anything else, or the extension is not built."""
+    if _csvfast is None or not wanted:
+        return None
+    parsed = _csvfast.parse(block, len(names), tuple(wanted))
+    if parsed is None:
+        return None
+    rows, data = parsed
+    return np.frombuffer(data).reshape(len(wanted), rows).T
 
 
 def _parse_block_fast(label, line, block, names, wanted):

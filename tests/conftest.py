@@ -25,14 +25,42 @@ def corpus_params(names=None):
     return [pytest.param(None, id="corpus-missing")]
 
 
+def under_ci():
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
 def need_corpus(path):
     """The path, or a skip (a failure under CI=true) when the corpus is not beside the clone."""
     if path is None:
         message = f"URDF corpus not found at {CORPUS}"
-        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+        if under_ci():
             pytest.fail(message + f" (CI={os.environ['CI']}: it must be there)")
         pytest.skip(message)
     return path
+
+
+def need_csvfast():
+    """The C extension rnea_cli._csvfast, or a skip (a failure under CI=true) when it was not built."""
+    try:
+        from rnea_cli import _csvfast
+    except ImportError:
+        message = "rnea_cli._csvfast is not built (no C compiler at install?)"
+        if under_ci():
+            pytest.fail(message + f" (CI={os.environ['CI']}: it must be)")
+        pytest.skip(message)
+    return _csvfast
+
+
+CSV_PARSERS = ("c", "polars", "python")
+
+
+def use_parser(monkeypatch, parser):
+    """Make the CSV reader parse every block with one parser: 'c' (the extension; a block it cannot
+    take goes to Python), 'polars' or 'python'."""
+    from rnea_cli import trajectory
+
+    monkeypatch.setattr(trajectory, "_csvfast", need_csvfast() if parser == "c" else None)
+    monkeypatch.setattr(trajectory, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
 
 
 def run(*args, input=None):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from conftest import ROBOTS
+from conftest import CSV_PARSERS, ROBOTS, use_parser
 from rnea_cli import load_urdf
 from rnea_cli.output import TableWriter
 from rnea_cli.trajectory import derivative, open_trajectory
@@ -165,15 +165,16 @@ def test_large_blocks_go_through_polars_in_order_and_exactly():
         [significant_digits(repr(float(x))) for x in block[:500].ravel()]
 
 
-def test_large_csv_blocks_parse_like_small_ones(tmp_path, monkeypatch):
-    """The same file read through polars (big blocks) and through Python (small blocks)."""
+@pytest.mark.parametrize("parser", ["c", "polars"])
+def test_csv_parsers_give_the_doubles_python_gives(tmp_path, monkeypatch, parser):
+    """The same file read through C or polars and through Python (float())."""
     model = load_urdf(ROBOTS / "planar2.urdf")
     t = nonuniform_grid(3000, seed=4)
     text, *_ = polynomial_csv(t, model)
     (tmp_path / "p.csv").write_text(text)
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 0)
+    use_parser(monkeypatch, parser)
     _, fast, _ = read_all(tmp_path / "p.csv", model)
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 1 << 30)
+    use_parser(monkeypatch, "python")
     _, slow, _ = read_all(tmp_path / "p.csv", model)
     for x in ("time", "q", "qd", "qdd"):
         assert fast[x].tobytes() == slow[x].tobytes()
@@ -183,8 +184,8 @@ def test_large_csv_blocks_parse_like_small_ones(tmp_path, monkeypatch):
     shuffled = [[row[2], "note", row[0], row[1], "x y"] for row in rows]  # q: columns 4 and 1
     shuffled[0][1], shuffled[0][-1] = "note", "comment"
     (tmp_path / "s.csv").write_text("\n".join(",".join(row) for row in shuffled) + "\n")
-    for small in (0, 1 << 30):
-        monkeypatch.setattr(reader, "SMALL_BLOCK", small)
+    for which in (parser, "python"):
+        use_parser(monkeypatch, which)
         _, mixed, _ = read_all(tmp_path / "s.csv", model)
         for x in ("time", "q", "qd", "qdd"):
             assert mixed[x].tobytes() == slow[x].tobytes()
@@ -198,14 +199,14 @@ def test_a_column_claimed_twice_is_an_error():
         open_trajectory(str(ROBOTS / "rover_traj.csv"), model, floating=True)
 
 
-@pytest.mark.parametrize("parser", ["python", "polars"])
+@pytest.mark.parametrize("parser", CSV_PARSERS)
 def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
     """Blank lines at the very end are dropped however the blocks fall, even when they fill whole
     blocks; a blank line before more data is an error naming its line, wherever the block ends,
     whichever parser reads the blocks."""
     from rnea_cli.errors import TrajectoryError
 
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    use_parser(monkeypatch, parser)
 
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},{-k / 100!r}" for k in range(12)]
@@ -227,14 +228,14 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch, parser):
                 read_all(tmp_path / f"mid{k}.csv", model)
 
 
-@pytest.mark.parametrize("parser", ["python", "polars"])
+@pytest.mark.parametrize("parser", CSV_PARSERS)
 def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
     """A carriage return, form feed, vertical tab, NEL or line separator inside a text cell is text,
     for both parsers (Python's splitlines or csv would end the line there): same rows, and exact
     line numbers."""
     from rnea_cli.errors import TrajectoryError
 
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    use_parser(monkeypatch, parser)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,note {k}" for k in range(3000)]
     for k, odd in ((4, "\r"), (5, "\f"), (6, "\v"), (7, "\x85"), (8, "\u2028")):
@@ -249,13 +250,13 @@ def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
         read_all(tmp_path / "bad.csv", model)
 
 
-@pytest.mark.parametrize("parser", ["python", "polars"])
+@pytest.mark.parametrize("parser", CSV_PARSERS)
 def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, parser):
     """An unclosed quote would make the rest of the file one cell: fewer samples and no error.
     Both parsers refuse a cell that runs past its line, naming the line it starts on."""
     from rnea_cli.errors import TrajectoryError
 
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    use_parser(monkeypatch, parser)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,0,0,0,0,note {k}" for k in range(3000)]
     head = "time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow,note\n"
@@ -268,13 +269,13 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
             read_all(tmp_path / "q.csv", model)
 
 
-@pytest.mark.parametrize("parser", ["python", "polars"])
+@pytest.mark.parametrize("parser", CSV_PARSERS)
 def test_an_empty_last_column_is_empty_cells_and_a_short_row_still_an_error(tmp_path, monkeypatch, parser):
     """An ignored last column left empty reads like the file without it (polars reports its cells
     as nulls, as it would a row with a field missing); a row that really lacks a field is an error."""
     from rnea_cli.errors import TrajectoryError
 
-    monkeypatch.setattr(reader, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    use_parser(monkeypatch, parser)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},{-k / 100!r}" for k in range(500)]
     (tmp_path / "plain.csv").write_text("time,q_shoulder,q_elbow\n" + "\n".join(rows) + "\n")
