@@ -17,6 +17,7 @@ from .errors import RneaError
 from .trajectory import EXTENSIONS
 
 SMALL_BLOCK = 20_000  # values; smaller blocks are formatted in Python, without importing polars
+IN_FLIGHT_BYTES = 1 << 25  # of blocks handed to the writer thread and not yet written
 
 
 def output_format(path, explicit=None):
@@ -85,9 +86,11 @@ class TableWriter:
             self.blocks.append(np.array(block, dtype=float))
             return
         if self._pool is not None:
-            while len(self._pending) > 1:  # at most two blocks in flight
-                self._pending.pop(0).result()
-            self._pending.append(self._pool.submit(self._write_csv, block))
+            # blocks in flight: enough that the first one's import of polars (0.15-0.3 s) does not
+            # hold up the computation, few enough to bound memory
+            while self._pending and sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES:
+                self._pending.pop(0)[0].result()
+            self._pending.append((self._pool.submit(self._write_csv, block), block.nbytes))
             return
         self._write_csv(block)
 
@@ -108,7 +111,7 @@ class TableWriter:
     def close(self):
         if self.fmt == "csv":
             self.write(np.empty((0, len(self.names))))
-            for job in self._pending:
+            for job, _ in self._pending:
                 job.result()
             if self._pool is not None:
                 self._pool.shutdown()

@@ -35,3 +35,13 @@ def test_every_exported_name_resolves():
     assert out == "True True"
     with pytest.raises(AssertionError, match="no attribute 'nothing'"):
         python("import rnea_cli\nrnea_cli.nothing")
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
+def test_the_command_line_runs_openblas_single_threaded_unless_told(given, expected):
+    """Set before numpy loads, or it has no effect; a value the user gave stands."""
+    env = "" if given is None else f"os.environ['OPENBLAS_NUM_THREADS'] = {given!r}\n"
+    out = python(f"import os, sys\n{env}from rnea_cli.cli import run\nsys.argv = ['rnea', '--version']\n"
+                 "try:\n    run()\nexcept SystemExit:\n    pass\n"
+                 "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
+    assert out.splitlines()[-1] == f"{expected} False"  # numpy, when it loads, reads it
