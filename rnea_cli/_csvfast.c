@@ -16,6 +16,9 @@
 #if !defined(__SIZEOF_INT128__) || FLT_EVAL_METHOD != 0 || DBL_MANT_DIG != 53
 #error "needs unsigned __int128 and IEEE doubles evaluated as doubles"
 #endif
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the 8-digit loads take the first digit as the lowest byte: little-endian only"
+#endif
 
 typedef unsigned __int128 u128;
 
@@ -177,9 +180,11 @@ static const char *number(const char *p, const char *end, double *v)
         p++;
         if (p < end && (*p == '-' || *p == '+'))
             eneg = *p++ == '-';
-        for (xs = p; p < end && (unsigned)(*p - '0') < 10; p++)
-            if (x < 100000)
-                x = x * 10 + (*p - '0');
+        for (xs = p; p < end && (unsigned)(*p - '0') < 10; p++) {
+            if (x >= 100000) /* far out of range, however many digits the point moved */
+                return NULL;
+            x = x * 10 + (*p - '0');
+        }
         if (p == xs)
             return NULL;
         e += eneg ? -x : x;
@@ -252,7 +257,8 @@ static PyObject *output(Py_ssize_t size)
             continue;
         }
         if (Py_REFCNT(spare[i]) == 1 && PyByteArray_GET_SIZE(spare[i]) >= size / 2 &&
-            PyByteArray_Resize(spare[i], size) == 0)
+            PyByteArray_Resize(spare[i], size) == 0 &&
+            (uintptr_t)PyByteArray_AS_STRING(spare[i]) % sizeof(double) == 0)
             return Py_NewRef(spare[i]);
         PyErr_Clear();
     }
