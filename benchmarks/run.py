@@ -121,11 +121,21 @@ def machine():
         ("polars", version("polars")),
         ("pandas", version("pandas")),
         ("rnea-cli", f"{version('rnea-cli')} (git {commit})"),
+        ("CSV reader", csv_reader()),
         ("OPENBLAS_CORETYPE", repr(os.environ.get("OPENBLAS_CORETYPE"))),
         ("PYTHONDONTWRITEBYTECODE", repr(os.environ.get("PYTHONDONTWRITEBYTECODE"))),
         ("load average (1, 5, 15 min) at start", " ".join(f"{x:.2f}" for x in os.getloadavg())),
         ("peak RSS measured by", GNU_TIME + " (GNU time)" if GNU_TIME else "a small python launcher + os.wait4"),
     ]
+
+
+def csv_reader():
+    """Which parser reads plain CSV blocks: the C extension when it was built, else polars."""
+    try:
+        from rnea_cli import _csvfast  # noqa: F401
+    except ImportError:
+        return "polars (the C extension rnea_cli._csvfast is not built)"
+    return "C (rnea_cli._csvfast), polars for blocks it leaves"
 
 
 # -- input files ---------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ QUANTITIES = ("q", "qd", "qdd")
 PREFIXES = ("qdd", "qd", "q", "fext")  # a column is PREFIX_NAME; YAML/JSON nest it as PREFIX: {NAME: [..]}
 EXTENSIONS = {".csv": "csv", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 BLOCK_BYTES = 1 << 23  # CSV bytes parsed per block: bigger blocks cost fewer GIL hand-offs, more memory
-SMALL_BLOCK = 1 << 16  # blocks smaller than this are parsed in Python: no polars to import for small files
+SMALL_BLOCK = 1 << 16  # blocks smaller than this that C leaves are parsed in Python: small files need no polars
 # floating base: pose (position, unit quaternion x y z w), twist [w; v] in the base frame, its derivative
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_TWIST = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
