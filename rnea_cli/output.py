@@ -72,6 +72,7 @@ class TableWriter:
         self.blocks = []
         self._pool = None
         self._pending = []
+        self._polars = False  # polars has written a block
         if background and fmt == "csv":  # format and write in a thread while the next block is computed
             from concurrent.futures import ThreadPoolExecutor
 
@@ -100,10 +101,14 @@ class TableWriter:
             self._header = None
         if len(block) == 0:
             return
-        if block.size < SMALL_BLOCK:  # repr: the shortest digits that read back to the same double
+        # repr: the shortest digits that read back to the same double; once polars has written a
+        # block, it writes the rest, so that a file has one notation (repr's 1e-05 is its 0.00001)
+        if block.size < SMALL_BLOCK and not self._polars:
             self.stream.write("".join(",".join(map(repr, row)) + "\n" for row in block.tolist()).encode())
             return
         import polars as pl  # the same digits (ryu), in a thread of its own
+
+        self._polars = True
 
         frame = pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])})
         frame.write_csv(self.stream, include_header=False)

@@ -148,7 +148,7 @@ def test_large_blocks_go_through_polars_in_order_and_exactly():
 
     rng = np.random.default_rng(9)
     block = rng.standard_normal((9000, 5)) * 10.0 ** rng.integers(-30, 30, (9000, 5))
-    parts = (block[:4000], block[4000:5000], block[5000:])  # polars, Python, polars
+    parts = (block[:4000], block[4000:5000], block[5000:])  # polars, then polars for the small one too
     assert [p.size >= output.SMALL_BLOCK for p in parts] == [True, False, True]
     stream = io.BytesIO()
     names = [f"c{k}" for k in range(5)]
@@ -163,6 +163,31 @@ def test_large_blocks_go_through_polars_in_order_and_exactly():
     assert back.tobytes() == block.tobytes()
     assert [significant_digits(c) for row in cells[:500] for c in row] == \
         [significant_digits(repr(float(x))) for x in block[:500].ravel()]
+
+
+def test_a_file_has_one_float_notation():
+    """Small blocks are written with repr, large ones by polars, which differ in notation (1e-05
+    and 0.00001). A small block after a large one is written by polars too; a file of small
+    blocks only is all repr."""
+    import polars as pl
+
+    from rnea_cli import output
+
+    def written(parts):
+        stream = io.BytesIO()
+        writer = TableWriter(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True)
+        for part in parts:
+            writer.write(part)
+        writer.close()
+        return stream.getvalue().decode().splitlines()[1:]
+
+    small = np.array([[1e-5, 1.5e-7], [2.5e-4, -3e-6]])
+    large = np.full((output.SMALL_BLOCK, 2), 0.5)
+    by_polars = io.BytesIO()
+    pl.DataFrame({"a": small[:, 0], "b": small[:, 1]}).write_csv(by_polars, include_header=False)
+    assert by_polars.getvalue().decode().splitlines() != [",".join(map(repr, row)) for row in small.tolist()]
+    assert written([large, small])[-2:] == by_polars.getvalue().decode().splitlines()
+    assert written([small, small]) == [",".join(map(repr, row)) for row in small.tolist()] * 2
 
 
 @pytest.mark.parametrize("parser", ["c", "polars"])
