@@ -205,15 +205,20 @@ static const char *number(const char *p, const char *end, double *v)
 }
 
 /* Rows of ncols cells, each ended by ',' (the last by '\n' or "\r\n"); slot[c] >= 0: cell c is
- * a number for output column slot[c]; -1: any text without quotes, '\r', NUL or delimiters. */
+ * a number for output column slot[c], spaces and tabs around it allowed; -1: any text without
+ * quotes, '\r', NUL or delimiters. */
 static int parse_rows(const char *p, const char *end, Py_ssize_t rows, int ncols, const int *slot, double *out)
 {
     for (Py_ssize_t row = 0; row < rows; row++) {
         for (int c = 0; c < ncols; c++) {
-            if (slot[c] >= 0) {
+            if (slot[c] >= 0) { /* blanks around the number, as float(cell.strip()) allows */
+                while (p < end && (*p == ' ' || *p == '\t'))
+                    p++;
                 p = number(p, end, &out[slot[c] * rows + row]);
                 if (!p)
                     return -1;
+                while (p < end && (*p == ' ' || *p == '\t'))
+                    p++;
             }
             else {
                 while (p < end && *p != ',' && *p != '\n' && *p != '\r' && *p != '"' && *p != '\0')

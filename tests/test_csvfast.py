@@ -110,7 +110,7 @@ def test_any_double_in_range_reads_back(x):
 
 
 @pytest.mark.parametrize("cell", [
-    "", " 1", "1 ", "nan", "NaN", "inf", "-inf", "Infinity", "1_0", "0x10", "1e", "1e+", "e5", ".", "-", "+",
+    "", " ", "\v1", "1\f", "nan", "NaN", "inf", "-inf", "Infinity", "1_0", "0x10", "1e", "1e+", "e5", ".", "-", "+",
     "--1", "+-1", "1.2.3", "1e5.5", "1e2e3", "\u0661", '"1"', "1e400", "1e-400", "1e28", "1e-28", "5e-324",
     "1.7976931348623157e308", "12345678901234567890", "0.12345678901234567890", "1.0000000000000000000",
     "0." + "0" * 99999 + "1e1000000", "0." + "0" * 100026 + "5e1000000",  # a 7-digit exponent: inf, not 1
@@ -123,15 +123,16 @@ def test_what_is_not_a_plain_number_is_left_to_the_other_parsers(csvfast, cell):
     ("+1.5", 1.5), ("-.5", -0.5), ("5.", 5.0), ("1E5", 1e5), ("1e+05", 1e5), ("-0", -0.0), ("-0.0", -0.0),
     ("00012", 12.0), ("0.000", 0.0), ("000000000000000000000001", 1.0), ("0.0000000000000000000000001", 1e-25),
     ("1234567890123456789", 1234567890123456789.0), ("123456789012345678.9e-20", 1.234567890123456789e-3),
-    ("0e999999", 0.0),
+    ("0e999999", 0.0), (" 1", 1.0), ("1 ", 1.0), ("\t-2.5 \t", -2.5),
 ])
 def test_plain_numbers(csvfast, cell, value):
     assert bits(parse_one(csvfast, cell)) == bits(value)
 
 
 def test_a_block_of_rows(csvfast):
-    """Column-major output of the wanted columns only, in the order given; text in the others."""
-    block = b"1,note,2.5,3\r\n-4,x y,5e-1,6\n7,,8,9.25\n"
+    """Column-major output of the wanted columns only, in the order given; text in the others;
+    spaces and tabs around a number, as float(cell.strip()) takes them."""
+    block = b"1,note,2.5,3\r\n -4 ,x y,\t5e-1, 6 \r\n7,,8,9.25\n"
     rows, data = csvfast.parse(block, 4, (0, 2, 3))
     assert rows == 3
     np.testing.assert_array_equal(np.frombuffer(data).reshape(3, 3), [[1, -4, 7], [2.5, 0.5, 8], [3, 6, 9.25]])
@@ -149,6 +150,9 @@ def test_a_block_of_rows(csvfast):
     b'1,"a,b",2\n',         # quotes in a text cell
     b"1,a\x00b,2\n",        # NUL in a text cell
     b"1,2,\n",              # a trailing comma: one more field
+    b"1,2\n3, \n",          # a cell of blanks
+    b"1,2\n3,4\v\n",        # other white space: left to Python's strip()
+    b"1,2\n3,4 5\n",         # two numbers in a cell
     b"",
 ])
 def test_blocks_that_are_not_plain(csvfast, block):

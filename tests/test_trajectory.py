@@ -214,6 +214,13 @@ def test_csv_parsers_give_the_doubles_python_gives(tmp_path, monkeypatch, parser
         _, mixed, _ = read_all(tmp_path / "s.csv", model)
         for x in ("time", "q", "qd", "qdd"):
             assert mixed[x].tobytes() == slow[x].tobytes()
+    # ", " between cells and a tab before the newline, as some writers do
+    (tmp_path / "spaced.csv").write_text(text.replace(",", ", ").replace("\n", "\t\n"))
+    for which in (parser, "python"):
+        use_parser(monkeypatch, which)
+        _, spaced, _ = read_all(tmp_path / "spaced.csv", model)
+        for x in ("time", "q", "qd", "qdd"):
+            assert spaced[x].tobytes() == slow[x].tobytes()
 
 
 def test_a_column_claimed_twice_is_an_error():
