@@ -3,8 +3,10 @@
  * parse(block, ncols, wanted) -> (rows, bytearray of rows * len(wanted) doubles, column-major),
  * or None when the block is not of that plain kind: the caller then parses it the general way,
  * which also finds and names what is wrong. Every value is the double float() gives (correctly
- * rounded); a number this code cannot convert exactly (over 19 significant digits, or a decimal
- * exponent beyond +-27 after the point is moved) makes the block not plain.
+ * rounded). The few numbers this code does not convert itself (over 19 significant digits, a
+ * result below 2^-1022 or above 10^46, an exponent of 7 digits) are converted by Python's own
+ * PyOS_string_to_double once the block is through, and a block with too many of them, or with a
+ * number too large for a double, is not plain.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,11 +24,14 @@
 
 typedef unsigned __int128 u128;
 
-#define MAX_DIGITS 19 /* 10^19 < 2^64: the significand is exact in a uint64 */
-#define MAX_EXP10 27  /* 5^27 < 2^63: exact, and m * 5^27 < 2^127 */
+#define MAX_DIGITS 19     /* 10^19 < 2^64: the significand is exact in a uint64 */
+#define MAX_EXP10 27      /* 5^27 < 2^63: exact, and m * 5^27 < 2^127 */
+#define MAX_NEG_EXP10 350 /* m 10^-350 < 2^-1074 for every m < 2^64: beyond, Python converts */
 
-static uint64_t POW5[MAX_EXP10 + 1], RECIP5[MAX_EXP10 + 1];
-static int BITS5[MAX_EXP10 + 1];
+static uint64_t POW5[MAX_EXP10 + 1];
+/* 5^-k ~ RECIP5[k] 2^-SHIFT5[k], RECIP5[k] in [2^63, 2^64), less than 2 below the true value */
+static uint64_t RECIP5[MAX_NEG_EXP10 + 1];
+static int SHIFT5[MAX_NEG_EXP10 + 1];
 
 static int bit_length(u128 x)
 {
@@ -50,7 +55,7 @@ static double round_scaled(u128 P, int scale, int inexact)
 
 /* m * 10^e for 1 <= m < 2^64, |e| <= MAX_EXP10, exactly: m 10^e = (m 5^e) 2^e, the product in
  * 128 bits; m 10^-k = (m 2^s / 5^k) 2^(-s-k), the quotient with enough bits, the remainder sticky. */
-static double scale_pow10_exact(uint64_t m, int e)
+static __attribute__((noinline, cold)) double scale_pow10_exact(uint64_t m, int e)
 {
     if (e >= 0)
         return round_scaled((u128)m * POW5[e], e, 0);
@@ -73,10 +78,11 @@ static double make_double(uint64_t mant, int e2)
     return r;
 }
 
-/* m 10^-k, 1 <= k <= MAX_EXP10, correctly rounded: the normalised m times a 64-bit reciprocal
- * of 5^k, R = floor(2^(63+b) / 5^k) (b: bits of 5^k). The true product P' lies in (P, P + 2^64), so
- * its top 64 bits are hi or hi + 1; only when the bits below the mantissa are a hair from half
- * way is that difference decisive, and then the exact division decides. */
+/* m 10^-k into *v, 1 <= k <= MAX_NEG_EXP10, correctly rounded: the normalised m times the 64-bit
+ * reciprocal R of 5^k (less than 2 below the true R'). The true product P' = m R' lies in
+ * [P, P + 2^65), so its top 64 bits are hi, hi + 1 or hi + 2; only when the bits below the
+ * mantissa are that close to half way is the difference decisive, and then the exact division
+ * decides (k <= 27). NaN when it cannot decide, or the double is not normal. */
 static double div_pow10(uint64_t m, int k)
 {
     int lz = __builtin_clzll(m);
@@ -84,9 +90,12 @@ static double div_pow10(uint64_t m, int k)
     uint64_t hi = (uint64_t)(P >> 64);
     int sh = 10 + (int)(hi >> 63); /* hi has 63 or 64 bits; keep 53 */
     uint64_t mant = hi >> sh, rest = hi & ((1ULL << sh) - 1), half = 1ULL << (sh - 1);
-    if (rest == half || rest == half - 1)
-        return scale_pow10_exact(m, -k);
-    return make_double(mant + (rest > half), sh + 1 - lz - BITS5[k] - k);
+    int e2 = sh + 64 - lz - SHIFT5[k] - k;
+    if (__builtin_expect(rest + 2 >= half && rest <= half, 0))
+        return k > MAX_EXP10 ? NAN : scale_pow10_exact(m, -k);
+    if (__builtin_expect(e2 + 1075 < 1, 0)) /* below the normal range */
+        return NAN;
+    return make_double(mant + (rest > half), e2);
 }
 
 static const uint64_t POW10_U64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
@@ -134,7 +143,7 @@ static inline __attribute__((always_inline)) const char *digits(const char *p, c
 }
 
 /* Digits with more than 19 places in all: the significant ones (after leading zeros) must fit. */
-static int significant_digits(const char *p, const char *end)
+static __attribute__((noinline, cold)) int significant_digits(const char *p, const char *end)
 {
     int n = 0, lead = 1;
     for (; p < end && ((unsigned)(*p - '0') < 10 || *p == '.'); p++) {
@@ -147,7 +156,8 @@ static int significant_digits(const char *p, const char *end)
 }
 
 /* A number [+-]digits[.digits][(e|E)[+-]digits] at p (at least one significand digit); its value
- * in *v. Returns the end of the number, or NULL if it is not one, or not exactly convertible here. */
+ * in *v, or NaN when Python must convert it. Returns the end of the number, or NULL if it is not
+ * one. */
 static const char *number(const char *p, const char *end, double *v)
 {
     uint64_t m = 0;
@@ -164,11 +174,11 @@ static const char *number(const char *p, const char *end, double *v)
         e = -(p - fraction);
         n += -e;
     }
+    int many = 0; /* significant digits past 19 */
     if (n > MAX_DIGITS) {
-        if (significant_digits(start, p) > MAX_DIGITS)
-            return NULL;
+        many = significant_digits(start, p) > MAX_DIGITS;
         m = 0; /* the digits again, leading zeros skipped: no wrap */
-        for (const char *q = start; q < p; q++)
+        for (const char *q = start; q < p && !many; q++)
             if (*q != '.')
                 m = m * 10 + (unsigned)(*q - '0');
     }
@@ -190,33 +200,93 @@ static const char *number(const char *p, const char *end, double *v)
         e += eneg ? -x : x;
     }
     double r;
-    if (m == 0)
+    if (many)
+        r = NAN;
+    else if (m == 0)
         r = 0.0;
-    else if (e < 0 && e >= -MAX_EXP10)
+    else if (e < 0 && e >= -MAX_NEG_EXP10)
         r = div_pow10(m, (int)-e);
     else if (e == 0 && m <= (1ULL << 53))
         r = (double)m;
     else if (e >= 0 && e <= MAX_EXP10)
         r = scale_pow10_exact(m, (int)e);
     else
-        return NULL;
+        r = NAN;
     *v = neg ? -r : r;
     return p;
+}
+
+/* Cells left to Python: where their text is and where their value goes. */
+typedef struct {
+    Py_ssize_t n, cap, limit;
+    Py_ssize_t *index;
+    const char **text;
+    int *len;
+} Later;
+
+static __attribute__((noinline, cold)) int later_add(Later *w, Py_ssize_t index, const char *text,
+                                                     const char *text_end)
+{
+    if (w->n == w->limit || text_end - text > 1000)
+        return -1;
+    if (w->n == w->cap) {
+        Py_ssize_t cap = w->cap ? 2 * w->cap : 64;
+        Py_ssize_t *index2 = PyMem_RawRealloc(w->index, cap * sizeof(Py_ssize_t));
+        if (index2)
+            w->index = index2;
+        const char **text2 = PyMem_RawRealloc(w->text, cap * sizeof(char *));
+        if (text2)
+            w->text = text2;
+        int *len2 = PyMem_RawRealloc(w->len, cap * sizeof(int));
+        if (len2)
+            w->len = len2;
+        if (!index2 || !text2 || !len2)
+            return -1;
+        w->cap = cap;
+    }
+    w->index[w->n] = index;
+    w->text[w->n] = text;
+    w->len[w->n] = (int)(text_end - text);
+    w->n++;
+    return 0;
+}
+
+/* The cells left to Python, converted by it (with the GIL): -1 if one is not finite. */
+static int later_convert(Later *w, double *out)
+{
+    char buf[1001];
+    for (Py_ssize_t i = 0; i < w->n; i++) {
+        memcpy(buf, w->text[i], w->len[i]);
+        buf[w->len[i]] = '\0';
+        char *stop;
+        double x = PyOS_string_to_double(buf, &stop, NULL);
+        if (x == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (stop != buf + w->len[i] || !isfinite(x))
+            return -1;
+        out[w->index[i]] = x;
+    }
+    return 0;
 }
 
 /* Rows of ncols cells, each ended by ',' (the last by '\n' or "\r\n"); slot[c] >= 0: cell c is
  * a number for output column slot[c], spaces and tabs around it allowed; -1: any text without
  * quotes, '\r', NUL or delimiters. */
-static int parse_rows(const char *p, const char *end, Py_ssize_t rows, int ncols, const int *slot, double *out)
+static int parse_rows(const char *p, const char *end, Py_ssize_t rows, int ncols, const int *slot, double *out,
+                      Later *later)
 {
     for (Py_ssize_t row = 0; row < rows; row++) {
         for (int c = 0; c < ncols; c++) {
             if (slot[c] >= 0) { /* blanks around the number, as float(cell.strip()) allows */
                 while (p < end && (*p == ' ' || *p == '\t'))
                     p++;
-                p = number(p, end, &out[slot[c] * rows + row]);
-                if (!p)
-                    return -1;
+                const char *text = p;
+                double *v = &out[slot[c] * rows + row];
+                p = number(p, end, v);
+                if (!p || (__builtin_expect(isnan(*v), 0) && later_add(later, v - out, text, p) < 0))
+                    return -1; /* NaN: a number for Python to convert */
                 while (p < end && (*p == ' ' || *p == '\t'))
                     p++;
             }
@@ -317,9 +387,15 @@ static PyObject *parse(PyObject *self, PyObject *args)
         goto done;
     double *out = (double *)PyByteArray_AS_STRING(data);
     int status;
+    Later later = {0, 0, rows * k / 8 + 64, NULL, NULL, NULL}; /* more: polars is faster */
     Py_BEGIN_ALLOW_THREADS
-    status = parse_rows(p, end, rows, ncols, slot, out);
+    status = parse_rows(p, end, rows, ncols, slot, out, &later);
     Py_END_ALLOW_THREADS
+    if (status == 0)
+        status = later_convert(&later, out);
+    PyMem_RawFree(later.index);
+    PyMem_RawFree(later.text);
+    PyMem_RawFree(later.len);
     result = status == 0 ? Py_BuildValue("nO", rows, data) : Py_NewRef(Py_None);
 done:
     Py_XDECREF(data);
@@ -340,10 +416,26 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_csvfast", NULL, -1,
 PyMODINIT_FUNC PyInit__csvfast(void)
 {
     POW5[0] = 1;
-    for (int i = 1; i <= MAX_EXP10; i++) {
+    for (int i = 1; i <= MAX_EXP10; i++)
         POW5[i] = POW5[i - 1] * 5;
-        BITS5[i] = bit_length(POW5[i]);
-        RECIP5[i] = (uint64_t)(((u128)1 << (63 + BITS5[i])) / POW5[i]);
+    /* 5^-k = M 2^-E with M in [2^127, 2^128): M <- floor(M 2^t / 5), t = 2 or 3 keeping the top bit.
+     * Each step truncates less than 1 of M's 2^128, so M ends less than 2k below the truth and its
+     * top 64 bits less than 2 below. */
+    u128 M = (u128)1 << 127;
+    int E = 127;
+    RECIP5[0] = 1ULL << 63;
+    SHIFT5[0] = 63;
+    for (int k = 1; k <= MAX_NEG_EXP10; k++) {
+        int t = M >= ((u128)5 << 125) ? 2 : 3; /* M 2^t / 5 in [2^127, 2^128) */
+        uint64_t top = (uint64_t)(M >> (128 - t));
+        u128 low = M << t; /* M 2^t = top 2^128 + low, divided by 5 a 64-bit limb at a time */
+        u128 cur = ((u128)top << 64) | (uint64_t)(low >> 64);
+        uint64_t q1 = (uint64_t)(cur / 5);
+        cur = ((u128)(uint64_t)(cur % 5) << 64) | (uint64_t)low;
+        M = ((u128)q1 << 64) | (uint64_t)(cur / 5);
+        E += t;
+        RECIP5[k] = (uint64_t)(M >> 64);
+        SHIFT5[k] = E - 64;
     }
     return PyModule_Create(&module);
 }
