@@ -4,9 +4,12 @@
  * or None when the block is not of that plain kind: the caller then parses it the general way,
  * which also finds and names what is wrong. Every value is the double float() gives (correctly
  * rounded). The few numbers this code does not convert itself (over 19 significant digits, a
- * result below 2^-1022 or above 10^46, an exponent of 7 digits) are converted by Python's own
- * PyOS_string_to_double once the block is through, and a block with too many of them, or with a
- * number too large for a double, is not plain.
+ * decimal exponent past +27 once the point is moved to the end of the digits, a result below
+ * 2^-1022) are converted by Python's own PyOS_string_to_double once the block is through. A block
+ * with too many of them (1 cell in 8), a number too large for a double or an exponent of 7
+ * digits is not plain.
+ *
+ * drop_spares() lets go of the output buffers kept for reuse (see output()).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -404,7 +407,15 @@ done:
     return result;
 }
 
+static PyObject *drop_spares(PyObject *self, PyObject *unused)
+{
+    for (int i = 0; i < SPARES; i++)
+        Py_CLEAR(spare[i]);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"drop_spares", drop_spares, METH_NOARGS, "drop_spares(): let go of the output buffers kept for reuse."},
     {"parse", parse, METH_VARARGS,
      "parse(block, ncols, wanted) -> (rows, bytearray) | None: the wanted columns of a block of\n"
      "plain decimal numbers as column-major doubles, or None if the block is not that simple."},

@@ -244,8 +244,8 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
     names, keys, values = torque_columns(coords, traj.has_time, opts)
     peaks, base = Peaks(coords.n), Peaks(2) if opts.floating else None
     extra = {k: Peaks(coords.n) for k in ("friction", "armature", "motor")} if friction or drives else {}
-    with out.destination(output) as stream:
-        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True)
+    with out.destination(output) as stream, \
+            out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True) as writer:
         for block in blocks:
             chunk = block.chunk
             peaks.update(chunk.start, chunk.time, block.tau)
@@ -257,7 +257,6 @@ def torques(robot, trajectory, output, fmt, friction, actuators_file, quiet, **o
                 if getattr(block, key) is not None:
                     acc.update(chunk.start, chunk.time, getattr(block, key))
             writer.write(values(block))
-        writer.close()
     if console.quiet:
         return
     plain = not console.is_terminal
@@ -293,14 +292,13 @@ def wrenches(robot, trajectory, output, fmt, fixed, quiet, **options):
         console.print("note: --fixed: the robot has no fixed joint", markup=False)
     names, keys, values = wrench_columns(joints, traj.has_time)
     force, moment = Peaks(len(joints)), Peaks(len(joints))
-    with out.destination(output) as stream:
-        writer = out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True)
+    with out.destination(output) as stream, \
+            out.TableWriter(stream, out.output_format(output, fmt), names, keys, background=True) as writer:
         for block in blocks:
             W, chunk = block.joint_wrenches, block.chunk
             moment.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, :3], axis=2))
             force.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, 3:], axis=2))
             writer.write(values(block))
-        writer.close()
     if not console.quiet:
         shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
         console.print(wrench_table(shown, force, moment, traj.has_time, plain=not console.is_terminal))

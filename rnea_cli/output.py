@@ -65,7 +65,8 @@ def destination(path):
 
 class TableWriter:
     """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
-    e.g. ("time",) or ("tau", "shoulder"); CSV uses `names[k]` as its header."""
+    e.g. ("time",) or ("tau", "shoulder"); CSV uses `names[k]` as its header. As a context manager
+    it closes on success, and on an error drops the blocks not yet written."""
 
     def __init__(self, stream, fmt, names, keys, background=False):
         self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
@@ -88,8 +89,9 @@ class TableWriter:
             return
         if self._pool is not None:
             # blocks in flight: enough that the first one's import of polars (0.15-0.3 s) does not
-            # hold up the computation, few enough to bound memory
-            while self._pending and sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES:
+            # hold up the computation, few enough to bound memory; a failed write raises here at once
+            while self._pending and (self._pending[0][0].done() or
+                                     sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
                 self._pending.pop(0)[0].result()
             self._pending.append((self._pool.submit(self._write_csv, block), block.nbytes))
             return
@@ -101,17 +103,26 @@ class TableWriter:
             self._header = None
         if len(block) == 0:
             return
-        # repr: the shortest digits that read back to the same double; once polars has written a
-        # block, it writes the rest, so that a file has one notation (repr's 1e-05 is its 0.00001)
+        # repr: the shortest digits that read back to the same double. Once polars has written a
+        # block it writes the rest too, as its notation differs (repr's 1e-05 is its 0.00001): a file
+        # whose first block is large (every file of more than one input block) has one notation
         if block.size < SMALL_BLOCK and not self._polars:
             self.stream.write("".join(",".join(map(repr, row)) + "\n" for row in block.tolist()).encode())
             return
         import polars as pl  # the same digits (ryu), in a thread of its own
 
         self._polars = True
-
         frame = pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])})
         frame.write_csv(self.stream, include_header=False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if kind is None:
+            self.close()
+        elif self._pool is not None:  # an error: no more output than was already on its way
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self):
         if self.fmt == "csv":

@@ -7,6 +7,7 @@ CSV: a header row, then one sample per row. Columns `time` (optional) and, per m
 second-order finite differences (one-sided at the ends).
 """
 
+import contextlib
 import csv
 import io
 import json
@@ -390,7 +391,9 @@ def _csv_chunks(stream, label, names, time_col, groups):
     index = {k: j for j, k in enumerate(wanted)}
     spans = {g: _span([index[k] for k in cols]) for g, cols in groups.items()}
     start = 0
-    with stream:
+    with stream, contextlib.ExitStack() as done:
+        if _csvfast is not None:
+            done.callback(_csvfast.drop_spares)  # its buffers kept for reuse: up to 4 blocks' worth
         for block in _csv_blocks(stream):
             line = start + 2  # of the block's first row: every row is one line
             values = _parse_block_plain(block, names, wanted)
@@ -488,15 +491,17 @@ def _parse_block(label, line, block, names, wanted):
 def _rows_of_one_line(rows, label, line):
     """The rows of a csv.reader over a block's lines; a quoted cell that runs on to the next
     line (most likely a missing closing quote, which would swallow the rows after it) is an error."""
-    offset = 0
+    runs_on = "a quoted cell runs on past the end of the line (a missing closing quote?)"
+    count = 0  # rows read, each one line: the next row starts on line `line + count`
     try:
-        for offset, row in enumerate(rows):
-            if rows.line_num != offset + 1:
-                raise TrajectoryError(label, f"line {line + offset}",
-                                      "a quoted cell runs on past the end of the line (a missing closing quote?)")
+        for row in rows:
+            if rows.line_num != count + 1:
+                raise TrajectoryError(label, f"line {line + count}", runs_on)
             yield row
-    except csv.Error as exc:
-        raise TrajectoryError(label, f"line {line + offset}", f"not CSV: {exc}") from None
+            count += 1
+    except csv.Error as exc:  # e.g. a field past csv's size limit: an open quote took the lines after it
+        raise TrajectoryError(label, f"line {line + count}",
+                              runs_on if rows.line_num > count + 1 else f"not CSV: {exc}") from None
 
 
 # -- YAML / JSON ---------------------------------------------------------------------------------

@@ -54,13 +54,32 @@ def need_csvfast():
 CSV_PARSERS = ("c", "polars", "python")
 
 
+class CountingParser:
+    """The extension, counting the blocks it takes and leaves, and its drop_spares calls."""
+
+    def __init__(self, module):
+        self.module, self.taken, self.left, self.dropped = module, 0, 0, 0
+
+    def parse(self, *args):
+        parsed = self.module.parse(*args)
+        self.taken += parsed is not None
+        self.left += parsed is None
+        return parsed
+
+    def drop_spares(self):
+        self.dropped += 1
+        self.module.drop_spares()
+
+
 def use_parser(monkeypatch, parser):
     """Make the CSV reader parse every block with one parser: 'c' (the extension; a block it cannot
-    take goes to Python), 'polars' or 'python'."""
+    take goes to Python), 'polars' or 'python'. For 'c', returns the CountingParser it reads with."""
     from rnea_cli import trajectory
 
-    monkeypatch.setattr(trajectory, "_csvfast", need_csvfast() if parser == "c" else None)
+    counting = CountingParser(need_csvfast()) if parser == "c" else None
+    monkeypatch.setattr(trajectory, "_csvfast", counting)
     monkeypatch.setattr(trajectory, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
+    return counting
 
 
 def run(*args, input=None):

@@ -150,6 +150,26 @@ def test_plain_numbers(csvfast, cell, value):
     assert bits(parse_one(csvfast, cell)) == bits(value)
 
 
+def test_text_cells_take_any_byte_but_quotes_cr_nul_and_delimiters(csvfast):
+    """Form feed, vertical tab, NEL, LS, tabs, bytes that are not UTF-8: text, as for Python's reader."""
+    block = "1,a\fb\vc\x85d\u2028e\tf,2\n".encode() + b"3,\xff\xfe,4\n"
+    rows, data = csvfast.parse(block, 3, (0, 2))
+    assert rows == 2 and np.frombuffer(data).tolist() == [1, 3, 2, 4]
+
+
+def test_the_reader_uses_the_extension_when_it_is_built(csvfast):
+    from rnea_cli import trajectory
+
+    assert trajectory._csvfast is csvfast
+
+
+def test_drop_spares_lets_go_of_the_kept_buffers(csvfast):
+    data = csvfast.parse(b"1\n2\n", 1, (0,))[1]
+    kept = sys.getrefcount(data)
+    csvfast.drop_spares()
+    assert sys.getrefcount(data) == kept - 1
+
+
 def test_a_block_of_rows(csvfast):
     """Column-major output of the wanted columns only, in the order given; text in the others;
     spaces and tabs around a number, as float(cell.strip()) takes them."""

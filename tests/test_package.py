@@ -1,6 +1,7 @@
 """The package's own surface: what `import rnea_cli` gives, and what the CLI's start-up loads.
 Each check runs in a fresh interpreter, since imports are the point."""
 
+import pathlib
 import subprocess
 import sys
 
@@ -39,9 +40,13 @@ def test_every_exported_name_resolves():
 
 @pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
 def test_the_command_line_runs_openblas_single_threaded_unless_told(given, expected):
-    """Set before numpy loads, or it has no effect; a value the user gave stands."""
+    """OPENBLAS_NUM_THREADS as numpy sees it when a command first imports it (later has no effect);
+    a value the user gave stands."""
     env = "" if given is None else f"os.environ['OPENBLAS_NUM_THREADS'] = {given!r}\n"
-    out = python(f"import os, sys\n{env}from rnea_cli.cli import run\nsys.argv = ['rnea', '--version']\n"
-                 "try:\n    run()\nexcept SystemExit:\n    pass\n"
-                 "print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)")
-    assert out.splitlines()[-1] == f"{expected} False"  # numpy, when it loads, reads it
+    robot = pathlib.Path(__file__).resolve().parents[1] / "robots" / "planar2.urdf"
+    out = python(f"import os, sys\n{env}seen = []\n"
+                 "sys.addaudithook(lambda event, args: event == 'import' and args[0] == 'numpy' and not seen\n"
+                 "                 and seen.append(os.environ.get('OPENBLAS_NUM_THREADS')))\n"
+                 f"from rnea_cli.cli import run\nsys.argv = ['rnea', 'info', {str(robot)!r}]\n"
+                 "try:\n    run()\nexcept SystemExit:\n    pass\nprint(seen)")
+    assert out.splitlines()[-1] == f"[{expected!r}]"

@@ -2,6 +2,8 @@
 
 import importlib
 import io
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -165,6 +167,58 @@ def test_large_blocks_go_through_polars_in_order_and_exactly():
         [significant_digits(repr(float(x))) for x in block[:500].ravel()]
 
 
+class SlowStream(io.BytesIO):
+    """A stream whose writes wait for `go`, or fail once `fail` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.go, self.fail = threading.Event(), False
+
+    def write(self, data):
+        self.go.wait()
+        if self.fail:
+            raise OSError(28, "No space left on device")
+        return super().write(data)
+
+
+def test_the_writer_queue_is_bounded_and_dropped_on_an_error(monkeypatch):
+    """While the stream is stuck, write() returns for only IN_FLIGHT_BYTES of blocks; on an error
+    the blocks not yet written are dropped; a failed write raises at the next write()."""
+    from rnea_cli import output
+
+    monkeypatch.setattr(output, "IN_FLIGHT_BYTES", 10 * 8 * 2 * 1000)  # ten blocks of 1000 x 2
+    block = np.ones((1000, 2))
+    stream, returned, stopped = SlowStream(), [], []
+
+    def feed(writer):
+        try:
+            for _ in range(30):
+                writer.write(block)
+                returned.append(1)
+        except Exception as exc:  # the writer shut down under it
+            stopped.append(exc)
+
+    with pytest.raises(RuntimeError, match="stop"):
+        with TableWriter(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True) as writer:
+            feeder = threading.Thread(target=feed, args=(writer,))
+            feeder.start()
+            feeder.join(0.5)
+            threading.Timer(0.3, stream.go.set).start()  # then the block being written gets through
+            assert feeder.is_alive() and len(returned) == 10  # the eleventh waits for room
+            raise RuntimeError("stop")  # e.g. a bad row further on
+    feeder.join()
+    assert stopped and stream.getvalue().count(b"\n") == 1 + 1000  # the header and that one block
+
+    stream = SlowStream()
+    stream.go.set()
+    stream.fail = True
+    writer = TableWriter(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True)
+    writer.write(block)
+    time.sleep(0.2)
+    with pytest.raises(OSError, match="No space left"):
+        writer.write(block)
+
+
 def test_a_file_has_one_float_notation():
     """Small blocks are written with repr, large ones by polars, which differ in notation (1e-05
     and 0.00001). A small block after a large one is written by polars too; a file of small
@@ -197,8 +251,10 @@ def test_csv_parsers_give_the_doubles_python_gives(tmp_path, monkeypatch, parser
     t = nonuniform_grid(3000, seed=4)
     text, *_ = polynomial_csv(t, model)
     (tmp_path / "p.csv").write_text(text)
-    use_parser(monkeypatch, parser)
+    counting = use_parser(monkeypatch, parser)
     _, fast, _ = read_all(tmp_path / "p.csv", model)
+    if counting:  # C read it, and let go of its spare buffers at the end
+        assert counting.taken == 1 and counting.left == 0 and counting.dropped == 1
     use_parser(monkeypatch, "python")
     _, slow, _ = read_all(tmp_path / "p.csv", model)
     for x in ("time", "q", "qd", "qdd"):
@@ -267,7 +323,9 @@ def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
     line numbers."""
     from rnea_cli.errors import TrajectoryError
 
-    use_parser(monkeypatch, parser)
+    counting = use_parser(monkeypatch, parser)
+    if counting:  # a line or two a block: C takes them all but the one with \r
+        monkeypatch.setattr(reader, "BLOCK_BYTES", 20)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,note {k}" for k in range(3000)]
     for k, odd in ((4, "\r"), (5, "\f"), (6, "\v"), (7, "\x85"), (8, "\u2028")):
@@ -276,6 +334,8 @@ def test_only_newline_ends_a_line(tmp_path, monkeypatch, parser):
     (tmp_path / "odd.csv").write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
     _, data, _ = read_all(tmp_path / "odd.csv", model)
     assert len(data["time"]) == 3000 and data["time"][2999] == 299.9
+    if counting:
+        assert counting.taken > 1400 and counting.left == 1
     rows[9] = rows[9].replace(",0,", ",zero,")
     (tmp_path / "bad.csv").write_text(head + "\n".join(rows) + "\n", encoding="utf-8")
     with pytest.raises(TrajectoryError, match=r"line 11, column 3 \(q_elbow\): not a number: 'zero'"):
@@ -288,7 +348,9 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
     Both parsers refuse a cell that runs past its line, naming the line it starts on."""
     from rnea_cli.errors import TrajectoryError
 
-    use_parser(monkeypatch, parser)
+    counting = use_parser(monkeypatch, parser)
+    if counting:  # blocks of ~60 lines: C takes those before the quote, leaves the quote's
+        monkeypatch.setattr(reader, "BLOCK_BYTES", 2000)
     model = load_urdf(ROBOTS / "planar2.urdf")
     rows = [f"{k / 10!r},{k / 100!r},0,0,0,0,0,note {k}" for k in range(3000)]
     head = "time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow,note\n"
@@ -299,6 +361,24 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
         (tmp_path / "q.csv").write_text(head + "\n".join(cut) + "\n")
         with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
             read_all(tmp_path / "q.csv", model)
+        if counting:
+            assert counting.taken > 15 and counting.left == 1
+            counting.taken = counting.left = 0
+
+
+def test_a_quote_left_open_with_more_than_csv_field_limit_after_it(tmp_path, monkeypatch):
+    """Over 128 KB of lines after an open quote (csv's field limit): still the quote's own line,
+    and the quote named, not 'field larger than field limit' one line early."""
+    from rnea_cli.errors import TrajectoryError
+
+    use_parser(monkeypatch, "python")
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    rows = [f"{k / 10!r},{k / 100!r},0,0,0,0,0,note {k}" for k in range(6000)]
+    rows[5] = rows[5].replace("note 5", '"note 5')
+    (tmp_path / "q.csv").write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow,note\n"
+                                    + "\n".join(rows) + "\n")
+    with pytest.raises(TrajectoryError, match=r"line 7: a quoted cell runs on past the end of the line"):
+        read_all(tmp_path / "q.csv", model)
 
 
 @pytest.mark.parametrize("parser", CSV_PARSERS)
