@@ -9,12 +9,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+CSVFAST_NOTE = $(BIN)/python -c "import rnea_cli._csvfast" 2>/dev/null || echo "note: the CSV reader's C fast \
+	path was not built (no C compiler or Python headers?): CSV files are parsed by polars, at about half the speed"
+
 $(VENV)/.runtime: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	@$(CSVFAST_NOTE)
 	touch $@
 
 $(VENV)/.test: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@$(CSVFAST_NOTE)
 	touch $@ $(VENV)/.runtime
 
 demo: $(VENV)/.runtime
@@ -27,6 +32,7 @@ test: $(VENV)/.test
 
 $(VENV)/.bench: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@$(CSVFAST_NOTE)
 	touch $@ $(VENV)/.test $(VENV)/.runtime
 
 bench: shared-robots $(VENV)/.bench

@@ -134,8 +134,8 @@ def csv_reader():
     try:
         from rnea_cli import _csvfast  # noqa: F401
     except ImportError:
-        return "polars (the C extension rnea_cli._csvfast is not built)"
-    return "C (rnea_cli._csvfast), polars for blocks it leaves"
+        return "polars, Python for small blocks (the C extension rnea_cli._csvfast is not built)"
+    return "C (rnea_cli._csvfast); polars, or Python for small blocks, for the blocks it leaves"
 
 
 # -- input files ---------------------------------------------------------------------------------
