@@ -81,7 +81,7 @@ static double make_double(uint64_t mant, int e2)
     return r;
 }
 
-/* m 10^-k into *v, 1 <= k <= MAX_NEG_EXP10, correctly rounded: the normalised m times the 64-bit
+/* m 10^-k, 1 <= k <= MAX_NEG_EXP10, correctly rounded: the normalised m times the 64-bit
  * reciprocal R of 5^k (less than 2 below the true R'). The true product P' = m R' lies in
  * [P, P + 2^65), so its top 64 bits are hi, hi + 1 or hi + 2; only when the bits below the
  * mantissa are that close to half way is the difference decisive, and then the exact division
