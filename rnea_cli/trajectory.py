@@ -467,8 +467,10 @@ def _parse_block(label, line, block, names, wanted):
     if text[-1] == "":
         text.pop()
     values = {k: [] for k in wanted}
-    rows = csv.reader(text)
+    rows = csv.reader(text + [""])  # an empty last line: a quote left open on the block's last line takes it
     for offset, row in enumerate(_rows_of_one_line(rows, label, line)):
+        if offset == len(text):  # that empty line, untaken
+            break
         where = f"line {line + offset}"
         if len(row) != len(names):
             raise TrajectoryError(label, where, f"{len(row)} field{'s' if len(row) != 1 else ''}, "

@@ -364,6 +364,13 @@ def test_a_quote_left_open_is_an_error_not_lost_rows(tmp_path, monkeypatch, pars
         if counting:
             assert counting.taken > 15 and counting.left == 1
             counting.taken = counting.left = 0
+    # the quote on the last line of a block (here each block is a line or two): still an error
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 20)
+    cut = list(rows)
+    cut[1234] = cut[1234].replace("note 1234", '"note 1234')
+    (tmp_path / "q.csv").write_text(head + "\n".join(cut) + "\n")
+    with pytest.raises(TrajectoryError, match=r"line 1236: a quoted cell runs on past the end of the line"):
+        read_all(tmp_path / "q.csv", model)
 
 
 def test_a_quote_left_open_with_more_than_csv_field_limit_after_it(tmp_path, monkeypatch):
