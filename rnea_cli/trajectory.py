@@ -7,7 +7,6 @@ CSV: a header row, then one sample per row. Columns `time` (optional) and, per m
 second-order finite differences (one-sided at the ends).
 """
 
-import contextlib
 import csv
 import io
 import json
@@ -391,22 +390,24 @@ def _csv_chunks(stream, label, names, time_col, groups):
     index = {k: j for j, k in enumerate(wanted)}
     spans = {g: _span([index[k] for k in cols]) for g, cols in groups.items()}
     start = 0
-    with stream, contextlib.ExitStack() as done:
-        if _csvfast is not None:
-            done.callback(_csvfast.drop_spares)  # its buffers kept for reuse: up to 4 blocks' worth
-        for block in _csv_blocks(stream):
-            line = start + 2  # of the block's first row: every row is one line
-            values = _parse_block_plain(block, names, wanted)
-            if values is None and len(block) < SMALL_BLOCK:
-                values = _parse_block(label, line, block, names, wanted)
-            elif values is None:
-                values = _parse_block_fast(label, line, block, names, wanted)
-            # column-major views of the block's (N, len(wanted)) array: no copies when a group's
-            # columns sit side by side in the file, as they usually do
-            data = {g: values[:, span] if isinstance(span, slice) else np.asfortranarray(values[:, span])
-                    for g, span in spans.items()}
-            yield Chunk(start, values[:, index[time_col]] if time_col is not None else None, data)
-            start += len(values)
+    try:
+        with stream:
+            for block in _csv_blocks(stream):
+                line = start + 2  # of the block's first row: every row is one line
+                values = _parse_block_plain(block, names, wanted)
+                if values is None and len(block) < SMALL_BLOCK:
+                    values = _parse_block(label, line, block, names, wanted)
+                elif values is None:
+                    values = _parse_block_fast(label, line, block, names, wanted)
+                # column-major views of the block's (N, len(wanted)) array: no copies when a group's
+                # columns sit side by side in the file, as they usually do
+                data = {g: values[:, span] if isinstance(span, slice) else np.asfortranarray(values[:, span])
+                        for g, span in spans.items()}
+                yield Chunk(start, values[:, index[time_col]] if time_col is not None else None, data)
+                start += len(values)
+    finally:
+        if _csvfast is not None:  # let go of its buffers kept for reuse: up to 4 blocks' worth
+            _csvfast.drop_spares()
     if start == 0:
         raise TrajectoryError(label, None, "no data rows after the header")
 
