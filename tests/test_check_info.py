@@ -11,10 +11,6 @@ from conftest import (ARM, ARM_CSV, ARM_YAML, ROBOTS, columns, corpus_params, jo
 from rnea_cli import load_urdf
 
 MODEL = load_urdf(ARM)
-
-
-
-
 TAU = columns(run("torques", ARM, ARM_CSV, "-q").stdout)
 TRAJ = columns(open(ARM_CSV).read())
 
@@ -128,24 +124,22 @@ def test_friction_and_actuators_count_in_effort(tmp_path):
     """With --friction/--actuators, effort and rms_effort are checked on what the drive delivers:
     tau + friction (+ armature). The expected torques come from Pinocchio (with model.armature) and
     the friction formula, not from our torques command."""
-    import pinocchio as pin
-    from oracle import pin_full
-
-    from rnea_cli.actuators import load_drives
+    import yaml
+    from oracle import pin_full, pin_model
 
     names = MODEL.joint_names
     q, qd, qdd = (np.column_stack([TRAJ[f"{p}_{j}"] for j in names]) for p in ("q", "qd", "qdd"))
     drives_file = str(ROBOTS / "arm7_drives.yaml")
-    drives = load_drives(drives_file, MODEL)
-    pm = pin.buildModelFromUrdf(ARM)
+    drives = yaml.safe_load(open(drives_file))  # read here, not by our load_drives
+    pm = pin_model(ARM)
     rigid = pin_full(pm, names, q, qd, qdd)[0]
-    pm.armature = np.array([drives[j].armature for j in names])
+    pm.armature = np.array([drives[j]["gear_ratio"] ** 2 * drives[j]["rotor_inertia"] for j in names])
     with_armature = pin_full(pm, names, q, qd, qdd)[0]
     damping = np.array([j.damping for j in MODEL.joints])
     coulomb = np.array([j.friction for j in MODEL.joints])
     urdf_friction = damping * qd + coulomb * np.sign(qd)
-    drive_friction = (np.array([drives[j].viscous for j in names]) * qd
-                      + np.array([drives[j].coulomb for j in names]) * np.sign(qd))
+    drive_friction = (np.array([drives[j]["viscous"] for j in names]) * qd
+                      + np.array([drives[j]["coulomb"] for j in names]) * np.sign(qd))
     k = names.index("arm7_joint2")
     expected = {(): rigid, ("--friction",): rigid + urdf_friction,
                 ("--actuators", drives_file): with_armature + drive_friction,
@@ -259,7 +253,6 @@ def test_info_on_every_corpus_robot(path):
 
 
 def test_info_shows_planar_and_floating_joints(tmp_path):
-
     (tmp_path / "p.urdf").write_text(planar_urdf())
     result = run("info", str(tmp_path / "p.urdf"))
     assert result.exit_code == 0
@@ -301,4 +294,5 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     doc = json.loads(run("check", str(path), str(traj), "--format", "json").stdout)
     found = {(v["joint"], v["quantity"]) for v in doc["violations"]}
     assert (follower.name, "position") in found
-    assert all(c["joint"] != follower.name for c in doc["checks"] if c["quantity"] == "effort")
+    efforts = [c["joint"] for c in doc["checks"] if c["quantity"] == "effort"]
+    assert follower.mimic.joint in efforts and follower.name not in efforts

@@ -405,7 +405,6 @@ def model_root(path):
 
 
 def test_planar_joint_columns(tmp_path):
-
     (tmp_path / "p.urdf").write_text(planar_urdf())
     q = np.zeros((3, 4))
     cols = joint_columns(["pl_x", "pl_y", "pl_theta", "arm"], q, q, q)

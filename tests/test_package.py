@@ -42,7 +42,8 @@ def test_every_exported_name_resolves():
 def test_the_command_line_runs_openblas_single_threaded_unless_told(given, expected):
     """OPENBLAS_NUM_THREADS as numpy sees it when a command first imports it (later has no effect);
     a value the user gave stands."""
-    env = "" if given is None else f"os.environ['OPENBLAS_NUM_THREADS'] = {given!r}\n"
+    env = ("os.environ.pop('OPENBLAS_NUM_THREADS', None)\n" if given is None  # as if the user set none
+           else f"os.environ['OPENBLAS_NUM_THREADS'] = {given!r}\n")
     robot = pathlib.Path(__file__).resolve().parents[1] / "robots" / "planar2.urdf"
     out = python(f"import os, sys\n{env}seen = []\n"
                  "sys.addaudithook(lambda event, args: event == 'import' and args[0] == 'numpy' and not seen\n"
