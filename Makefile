@@ -9,17 +9,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-CSVFAST_NOTE = $(BIN)/python -c "import rnea_cli._csvfast" 2>/dev/null || echo "note: the CSV reader's C fast \
-	path was not built (no C compiler or Python headers?): CSV files are parsed by polars, at about half the speed"
-
-$(VENV)/.runtime: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
-	@$(CSVFAST_NOTE)
 	touch $@
 
-$(VENV)/.test: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
+$(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@$(CSVFAST_NOTE)
 	touch $@ $(VENV)/.runtime
 
 demo: $(VENV)/.runtime
@@ -30,9 +25,8 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
-$(VENV)/.bench: pyproject.toml setup.py rnea_cli/_csvfast.c | $(BIN)/python
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	@$(CSVFAST_NOTE)
 	touch $@ $(VENV)/.test $(VENV)/.runtime
 
 bench: shared-robots $(VENV)/.bench
@@ -46,4 +40,4 @@ shared-robots:
 		{ echo "the benchmarks need ../shared/urdf (iiwa14.urdf, simple_humanoid.urdf) beside this clone"; exit 2; }
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis rnea_cli/*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

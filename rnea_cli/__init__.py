@@ -5,21 +5,18 @@ need neither numpy nor lxml.
 """
 
 import importlib
-import sys
-import types
 
 from .errors import RneaError, TrajectoryError, URDFError, URDFWarning
 
 _LAZY = {
     "Coordinates": "model", "Joint": "model", "Limits": "model", "Mimic": "model", "Model": "model",
-    "Dynamics": "rnea", "inverse_dynamics": "rnea", "rnea": "rnea", "load_urdf": "urdf",
+    "Dynamics": "engine", "Workspace": "engine", "inverse_dynamics": "engine", "rnea": "engine",
+    "rnea_reference": "reference", "load_urdf": "urdf", "load_robot": "robot",
+    "Pipeline": "pipeline", "open_source": "sources",
 }
 
-__all__ = [
-    "Coordinates", "Dynamics", "Joint", "Limits", "Mimic", "Model", "RneaError", "TrajectoryError", "URDFError",
-    "URDFWarning", "inverse_dynamics", "load_urdf", "rnea",
-]
-__version__ = "0.1.0"
+__all__ = sorted(["RneaError", "TrajectoryError", "URDFError", "URDFWarning", *_LAZY])
+__version__ = "0.2.0"
 
 
 def __getattr__(name):
@@ -32,16 +29,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """`rnea_cli.rnea` is the function, as `from rnea_cli import rnea` promises: importing the
-    submodule of the same name (which lives on in sys.modules["rnea_cli.rnea"]) does not rebind it."""
-
-    def __setattr__(self, name, value):
-        if name == "rnea" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -3,7 +3,8 @@
 import numpy as np
 
 from . import spatial
-from .rnea import CHUNK, _cos_sin, quaternion_matrix
+from .engine import CHUNK
+from .spatial import cos_sin, quaternion_matrix
 
 
 def body_placements(model, q, base_pose=None, bodies=None):
@@ -31,7 +32,7 @@ def _chunks(model, q, base_pose, bodies):
     steps = []  # per needed joint, parents first: (joint, its index, the constant 3x3 factors)
     for i in sorted(needed):
         joint = model.joints[i]
-        R_s = joint.parent_X_stator[:3, :3]
+        R_s = joint.parent_H_stator[:3, :3]
         if joint.is_angular:
             # R_p R_s M for M = E, K, K²: row a of each is M^T R_s^T (row a of R_p), one (9, 3) by (3, N) product per a
             K = spatial.skew(joint.axis)
@@ -49,7 +50,7 @@ def _placements(model, q, base_pose, steps):
     over whole rows. A revolute joint by Rodrigues' formula, R = R_parent R_stator (E + s K + (1 - c) K²)
     with K the cross-product matrix of its axis."""
     N = len(q)
-    world_H_root = np.asarray(model.world_X_root)
+    world_H_root = np.asarray(model.world_H_root)
     if base_pose is None:
         R, p = np.empty((3, 3, N)), np.zeros((3, N))
         R[:] = np.eye(3)[:, :, None]  # a broadcast view would not go to BLAS
@@ -59,12 +60,12 @@ def _placements(model, q, base_pose, steps):
     placements = {-1: (R, p)}
     angular = [i for joint, i, _ in steps if joint.is_angular]
     c, s, d = np.empty((3, len(angular), N))
-    _cos_sin(q[:, angular].T, c, s, d)
+    cos_sin(q[:, angular].T, c, s, d)
     RM = np.empty((3, 9, N))  # scratch
     k = 0  # row of c, s
     for joint, i, M in steps:
         R_p, p_p = placements[joint.parent]
-        p = p_p + np.matmul(joint.parent_X_stator[:3, 3], R_p)  # p_p + R_p t_s
+        p = p_p + np.matmul(joint.parent_H_stator[:3, 3], R_p)  # p_p + R_p t_s
         if joint.is_angular:
             np.matmul(M, R_p, out=RM)
             R = RM[:, 3:6] * s[k]

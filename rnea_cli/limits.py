@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compute import Peaks
 from .errors import RneaError
 from .jointfile import read_joint_file
+from .stats import Peaks
 
 QUANTITIES = ("effort", "velocity", "position", "rms_effort")
 EXPECTED = ("effort", "velocity", "position")  # reported as unchecked when a joint has no such limit
@@ -117,19 +117,19 @@ class Check:
 
 
 class LimitCheck:
-    """Streams (chunk, tau) through the checks; `checks` and `unchecked` hold the outcome.
+    """Streams pipeline Blocks through the checks; `checks` and `unchecked` hold the outcome.
     tau is the torque each joint's drive delivers: the rigid-body torque, plus `effort_terms`.
 
     Velocity and position are checked on every joint of the model (mimic followers too, from
     their leaders' motion); effort and rms_effort on the trajectory's columns (`coords`), since a
     follower's torque is reflected to, and delivered by, its leader."""
 
-    def __init__(self, model, coords, limits, margin=1.0, effort_terms=()):
+    def __init__(self, model, coords, limits, margin=1.0, effort_terms=(), drives=None):
         """effort_terms: what the torques passed to `update` include besides the rigid-body
         torque ('friction', 'armature'), for the reports."""
         self.coords, self.margin, self.effort_terms = coords, margin, tuple(effort_terms)
         self.checks, self.unchecked = [], []
-        self._plan = []  # (check, index into the model's joints or the columns, quantity)
+        self.plan = []  # (check, index into the model's joints or the columns, quantity)
         columns = {name: k for k, name in enumerate(coords.joint_names)}
         for i, (joint, lim) in enumerate(zip(model.joints, limits)):
             for quantity in QUANTITIES:
@@ -147,13 +147,15 @@ class LimitCheck:
                 check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0,
                               terms=self.effort_terms if on_torque else ())
                 self.checks.append(check)
-                self._plan.append((check, columns[joint.name] if on_torque else i, quantity))
+                self.plan.append((check, columns[joint.name] if on_torque else i, quantity))
         self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory
 
-    def update(self, chunk, tau):
+    def update(self, block):
+        """Check a pipeline Block: its effort, and the motion of every joint (followers expanded)."""
+        chunk, tau = block.chunk, block.effort
         self._tau.update(chunk.start, chunk.time, tau)
-        q, qd, _ = self.coords.expand(chunk.q, chunk.qd, chunk.qdd)
-        for check, i, quantity in self._plan:
+        q, qd, _ = block.motion
+        for check, i, quantity in self.plan:
             if quantity == "rms_effort":
                 continue
             if quantity == "position":

@@ -34,8 +34,8 @@ class Joint:
     """A movable joint and the body it carries.
 
     The joint is three placements, composed in `Model.placement`:
-    `parent_X_stator` (fixed, from `<origin>`, 4x4, in the parent body's frame),
-    `stator_X_rotor(q)` (the motion about/along `axis`) and `rotor_X_child` (identity in URDF).
+    `parent_H_stator` (fixed, from `<origin>`, 4x4, in the parent body's frame),
+    `stator_H_rotor(q)` (the motion about/along `axis`) and `rotor_H_child` (identity in URDF).
     "Rotor" is the moving side of the joint, not a motor's rotor.
     """
 
@@ -43,7 +43,7 @@ class Joint:
     type: str  # one of MOVABLE; or "fixed" (no motion) in a model loaded with fixed_joints=True
     parent: int  # index of the parent body, -1 for the root body
     axis: np.ndarray  # (3,) unit vector, in the stator frame
-    parent_X_stator: np.ndarray  # (4, 4)
+    parent_H_stator: np.ndarray  # (4, 4)
     limits: Limits = field(default_factory=Limits)
     damping: float = 0.0
     friction: float = 0.0
@@ -57,7 +57,7 @@ class Joint:
     def is_angular(self):
         return self.type in ANGULAR
 
-    def stator_X_rotor(self, q):
+    def stator_H_rotor(self, q):
         """Placement of the rotor in the stator for joint values q: shape (..., 4, 4)."""
         q = np.asarray(q, dtype=float)
         H = np.broadcast_to(np.eye(4), q.shape + (4, 4)).copy()
@@ -67,7 +67,7 @@ class Joint:
             H[..., :3, 3] = q[..., None] * self.axis
         return H
 
-    rotor_X_child = np.eye(4)
+    rotor_H_child = np.eye(4)
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,9 @@ class Model:
     tree: tuple[TreeJoint, ...] = ()
     warnings: tuple[str, ...] = ()
     floating: bool = False  # the URDF joins the root body to the world by a `floating` joint
-    world_X_root: np.ndarray = field(default_factory=lambda: np.eye(4))  # that joint's <origin>
+    world_H_root: np.ndarray = field(default_factory=lambda: np.eye(4))  # that joint's <origin>
+    # constants other modules derive from the model, made on first use (the engine's Plan)
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def joint_names(self):
@@ -129,9 +131,9 @@ class Model:
         return self.joint_names.index(joint_name)
 
     def placement(self, i, q):
-        """parent_X_child of joint i at joint values q: (..., 4, 4)."""
+        """parent_H_child of joint i at joint values q: (..., 4, 4)."""
         j = self.joints[i]
-        return j.parent_X_stator @ j.stator_X_rotor(q) @ j.rotor_X_child
+        return j.parent_H_stator @ j.stator_H_rotor(q) @ j.rotor_H_child
 
     def subtree_mass(self):
         """(n,) mass carried by each movable joint: its body and every body below it."""

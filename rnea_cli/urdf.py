@@ -20,12 +20,14 @@ PLANAR_PARTS = ("x", "y", "theta")  # a planar joint J is the coordinates J_x, J
 INERTIA_TOLERANCE = 1e-9  # relative to the largest principal moment
 
 
-def load_urdf(source, *, fixed_joints=False):
+def load_urdf(source, *, fixed_joints=False, label=None):
     """Load a URDF from a path, or from XML text (str or bytes starting with '<').
 
     fixed_joints: keep each fixed joint as a joint of type 'fixed' (no motion: q = 0 always; the
-    engine gives the wrench across it) instead of folding its child link into the parent body."""
-    data, label = _read(source)
+    engine gives the wrench across it) instead of folding its child link into the parent body.
+    label: the name messages give the source (default: the path, or <string>)."""
+    data, label_read = _read(source)
+    label = label or label_read
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
         huge_tree=False, remove_comments=True, remove_pis=True,
@@ -221,7 +223,7 @@ class _Reader:
             raise URDFError(self.label, robot.sourceline,
                             f"several root links ({', '.join(roots)}): links must form one tree")
 
-        root, world_X_root, tree = roots[0], np.eye(4), []
+        root, world_H_root, tree = roots[0], np.eye(4), []
         floating = [el for el in joints.values() if el.get("type") == "floating"]
         for el in floating:
             parent = el.find("parent").get("link")
@@ -230,13 +232,13 @@ class _Reader:
             tree.append(TreeJoint(el.get("name"), "floating", parent, el.find("child").get("link"), el.sourceline))
             if self.link_inertia(links[root])[5, 5] > 0:
                 self.warn(links[root], "mass of the world link is ignored (it is fixed in the world)")
-            world_X_root = self.origin(el)
+            world_H_root = self.origin(el)
             del links[root]
             root = tree[0].child_link
         model = self.build(root, links, joints, parent_joint, children, tree)
         if floating:
-            world_X_root.setflags(write=False)
-            model = replace(model, floating=True, world_X_root=world_X_root)
+            world_H_root.setflags(write=False)
+            model = replace(model, floating=True, world_H_root=world_H_root)
         return model
 
     def build(self, root, links, joints, parent_joint, children, tree):
@@ -315,29 +317,29 @@ class _Reader:
             warnings=tuple(self.warnings),
         )
 
-    def movables(self, el, kind, parent_X_stator, parent_link, child_link):
+    def movables(self, el, kind, parent_H_stator, parent_link, child_link):
         """The Joints of a movable URDF joint: one, or for a planar joint the chain
         prismatic x, prismatic y, revolute theta in the plane normal to <axis> (massless between)."""
         if kind == "fixed":  # kept (fixed_joints): no motion, along z of its own frame
-            parent_X_stator.setflags(write=False)
-            return [Joint(name=el.get("name"), type="fixed", parent=-1, axis=_Z, parent_X_stator=parent_X_stator,
+            parent_H_stator.setflags(write=False)
+            return [Joint(name=el.get("name"), type="fixed", parent=-1, axis=_Z, parent_H_stator=parent_H_stator,
                           parent_link=parent_link, child_link=child_link, line=el.sourceline)]
         if kind != "planar":
-            return [self.movable(el, kind, parent_X_stator, parent_link, child_link)]
+            return [self.movable(el, kind, parent_H_stator, parent_link, child_link)]
         A = spatial.align_z(self.joint_axis(el))
         name = el.get("name")
         parts = []
         for k, (part, kind_k) in enumerate(zip(PLANAR_PARTS, ("prismatic", "prismatic", "revolute"))):
-            H = parent_X_stator if k == 0 else np.eye(4)
+            H = parent_H_stator if k == 0 else np.eye(4)
             H.setflags(write=False)
             axis = A[:, k].copy()
             axis.setflags(write=False)
             parts.append(Joint(name=f"{name}_{part}", type=kind_k, parent=-1, axis=axis,
-                               parent_X_stator=H, parent_link=parent_link, child_link=child_link,
+                               parent_H_stator=H, parent_link=parent_link, child_link=child_link,
                                line=el.sourceline, urdf_joint=name))
         return parts
 
-    def movable(self, el, kind, parent_X_stator, parent_link, child_link):
+    def movable(self, el, kind, parent_H_stator, parent_link, child_link):
         dyn = el.find("dynamics")
         mimic_el = el.find("mimic")
         mimic = None
@@ -347,7 +349,7 @@ class _Reader:
                 self.number(mimic_el, "multiplier", owner=el, default=1.0),
                 self.number(mimic_el, "offset", owner=el, default=0.0),
             )
-        parent_X_stator.setflags(write=False)
+        parent_H_stator.setflags(write=False)
         axis = self.joint_axis(el)
         axis.setflags(write=False)
         return Joint(
@@ -355,7 +357,7 @@ class _Reader:
             type=kind,
             parent=-1,  # set by the tree walk
             axis=axis,
-            parent_X_stator=parent_X_stator,
+            parent_H_stator=parent_H_stator,
             limits=self.joint_limits(el, kind),
             damping=0.0 if dyn is None else self.number(dyn, "damping", owner=el, default=0.0),
             friction=0.0 if dyn is None else self.number(dyn, "friction", owner=el, default=0.0),

@@ -39,49 +39,6 @@ def need_corpus(path):
     return path
 
 
-def need_csvfast():
-    """The C extension rnea_cli._csvfast, or a skip (a failure under CI=true) when it was not built."""
-    try:
-        from rnea_cli import _csvfast
-    except ImportError:
-        message = "rnea_cli._csvfast is not built (no C compiler at install?)"
-        if under_ci():
-            pytest.fail(message + f" (CI={os.environ['CI']}: it must be)")
-        pytest.skip(message)
-    return _csvfast
-
-
-CSV_PARSERS = ("c", "polars", "python")
-
-
-class CountingParser:
-    """The extension, counting the blocks it takes and leaves, and its drop_spares calls."""
-
-    def __init__(self, module):
-        self.module, self.taken, self.left, self.dropped = module, 0, 0, 0
-
-    def parse(self, *args):
-        parsed = self.module.parse(*args)
-        self.taken += parsed is not None
-        self.left += parsed is None
-        return parsed
-
-    def drop_spares(self):
-        self.dropped += 1
-        self.module.drop_spares()
-
-
-def use_parser(monkeypatch, parser):
-    """Make the CSV reader parse every block with one parser: 'c' (the extension; a block it cannot
-    take goes to Python), 'polars' or 'python'. For 'c', returns the CountingParser it reads with."""
-    from rnea_cli import trajectory
-
-    counting = CountingParser(need_csvfast()) if parser == "c" else None
-    monkeypatch.setattr(trajectory, "_csvfast", counting)
-    monkeypatch.setattr(trajectory, "SMALL_BLOCK", 0 if parser == "polars" else 1 << 30)
-    return counting
-
-
 def run(*args, input=None):
     """`rnea ARGS` through Click's runner; stdout and stderr apart; exceptions propagate."""
     from click.testing import CliRunner

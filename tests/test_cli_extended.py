@@ -108,7 +108,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
     """Without qd_base_*/qdd_base_* columns the base twist and its derivative are derived from the
     pose and time (second order: ~1e-6 of their size at 1 kHz, against a closed form),
     across block boundaries, whatever the quaternions' signs; with the twist given, its derivative."""
-    from rnea_cli.trajectory import base_twist, derivative
+    from rnea_cli.derive import base_twist, derivative
 
     t = np.arange(1000) * 1e-3
     pose, twist, dtwist = analytic_base(t)
@@ -150,7 +150,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
         flipped[f"q_base_{c}"] = sign * pose_only[f"q_base_{c}"]
     np.testing.assert_allclose(torques("flipped.csv", flipped)[1], derived, rtol=0, atol=1e-9)
     # many small blocks: the same numbers as one, up to the rounding of BLAS on other sample counts
-    reader = importlib.import_module("rnea_cli.trajectory")
+    reader = importlib.import_module("rnea_cli.sources.csvfile")
     monkeypatch.setattr(reader, "BLOCK_BYTES", 5000)
     np.testing.assert_allclose(torques("pose.csv")[1], derived, rtol=0, atol=1e-9)
     np.testing.assert_allclose(torques("flipped.csv")[1], derived, rtol=0, atol=1e-9)
@@ -343,8 +343,8 @@ def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
     """Computed with its fixed joints kept (--fixed), a robot's torques are the folded model's; a
     wrench so large that only a fixed joint's wrench overflows is an input error, not a NaN."""
     from rnea_cli import load_urdf
-    from rnea_cli.compute import Options, blocks, with_fixed_joints
     from rnea_cli.model import Coordinates
+    from rnea_cli.pipeline import FixedJoints, Pipeline
     from rnea_cli.trajectory import open_trajectory
 
     # arm7 on a mount: a fixed joint before the movable ones, and one after (arm7_joint_ee)
@@ -353,16 +353,16 @@ def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
         <joint name="mount_joint" type="fixed"><parent link="mount"/><child link="{root}"/>
         <origin xyz="0 0 0.1" rpy="0 0.2 0"/></joint></robot>""")
     model = load_urdf(arm)
-    kept = with_fixed_joints(model, load_urdf(arm, fixed_joints=True))
+    kept = FixedJoints.of(model, load_urdf(arm, fixed_joints=True))
     assert kept.model.joints[0].name == "mount_joint" and kept.model.joints[-1].name == "arm7_joint_ee"
     coords = Coordinates(model)
 
-    def computed(options):
+    def computed(**options):
         traj = open_trajectory(ROBOTS / "arm7_traj.csv", coords)
-        return list(blocks(model, coords, traj.chunks, options, traj))
+        return list(Pipeline(model, coords, **options).blocks(traj))
 
-    plain = computed(Options())
-    both = computed(Options(fixed=kept, wrenches=True))
+    plain = computed()
+    both = computed(fixed=kept, wrenches=True)
     np.testing.assert_allclose(np.concatenate([b.tau for b in both]), np.concatenate([b.tau for b in plain]),
                                rtol=1e-13, atol=1e-12)
     # a link fixed to the root carries a wrench no movable joint feels

@@ -13,7 +13,7 @@ from oracle import (assert_matches, fixed_as_revolute, pin_configuration, pin_fu
 from random_urdf import random_urdf
 from rnea_cli import URDFError, load_urdf
 from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
-from rnea_cli.rnea import inverse_dynamics
+from rnea_cli.engine import inverse_dynamics
 
 FREE = ["solo12", "anymal_c", "cassie", "simple_humanoid", "romeo", "romeo_laas_small"]
 
@@ -263,7 +263,7 @@ def test_mimic_joints(path):
     mimic model where it loads (panda, pr2, baxter), and for every robot against Pinocchio's model
     without mimic, driven with the followers' motion (romeo: Pinocchio 4.1 refuses it with mimic)."""
     from rnea_cli.model import Coordinates
-    from rnea_cli.rnea import rnea
+    from rnea_cli.engine import rnea
 
     path = need_corpus(path)
     model = load(path)
@@ -382,11 +382,11 @@ def test_floating_joint_in_the_urdf_matches_pinocchio():
     tau, base_wrench, _ = pin_full(pm, ["arm"], q, qd, qdd, base=base)
     assert_matches(ours.tau, tau)
     assert_matches(ours.base_wrench, base_wrench)
-    check_placements(model, pm, 23, floating=True)  # the joint's <origin> is world_X_root
+    check_placements(model, pm, 23, floating=True)  # the joint's <origin> is world_H_root
 
 
 def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
-    engine = importlib.import_module("rnea_cli.rnea")
+    engine = importlib.import_module("rnea_cli.engine")
     xml, _ = random_urdf(301)
     model = load_urdf(xml)
     rng = np.random.default_rng(2)

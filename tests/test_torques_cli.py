@@ -185,7 +185,7 @@ BAD_CSV = {
     "too-few": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0\n", "<stdin>: line 3: 2 fields, expected 3 (as in the header)"),
     "too-many": ("time,q_shoulder,q_elbow\n0,0,0,7\n", "<stdin>: line 2: 4 fields, expected 3 (as in the header)"),
     "blank-line": ("time,q_shoulder,q_elbow\n0,0,0\n\n0.2,0,0\n",
-                   "<stdin>: line 3: 0 fields, expected 3 (as in the header)"),
+                   "<stdin>: line 3: blank line (blank lines may only end the file)"),
     "unclosed-quote": ("time,q_shoulder,q_elbow,note\n0,0,0,a\n0.1,0,0,\"open\n0.2,0,0,b\n0.3,0,0,c\n0.4,0,0,d\n",
                        "<stdin>: line 3: a quoted cell runs on past the end of the line (a missing closing quote?)"),
     "quoted-newline": ("time,q_shoulder,q_elbow,note\n0,0,0,a\n0.1,0,0,\"two\nlines\"\n0.2,0,0,b\n0.3,0,0,c\n",
@@ -251,7 +251,7 @@ def test_bad_files_and_usage(tmp_path):
     result = run("torques", PLANAR, PLANAR)
     assert result.exit_code == 2 and "unknown trajectory format" in result.stderr
     result = run("torques", PLANAR, PLANAR_CSV, "--gravity", "1,2")
-    assert result.exit_code == 2 and "is not three numbers" in result.stderr
+    assert result.exit_code == 2 and "is not three finite numbers" in result.stderr
     result = run("torques", PLANAR, PLANAR_CSV, "--format", "xml")
     assert result.exit_code == 2
     result = run("torques", PLANAR, PLANAR_CSV, "-o", str(tmp_path / "no" / "dir.csv"))

@@ -1,0 +1,1 @@
+"""`rnea payload`, `rnea scale` and `rnea compare`: answers along a whole trajectory."""

@@ -1,0 +1,114 @@
+"""`rnea check` (limits, for people and CI) and `rnea info` (the robot)."""
+
+import json
+
+import click
+
+from . import main
+from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, robot_options, say,
+                     trajectory_options)
+
+CHECK_FORMATS = ["text", "json", "junit", "github", "markdown"]
+
+
+def limit_check(run, options, console):
+    """The LimitCheck of a run's pipeline, with the limits of --limits over the URDF's."""
+    from ..limits import LimitCheck, joint_limits, load_limits_file
+
+    limits_file = options.get("limits_file")
+    overrides = load_limits_file(limits_file, run.model) if limits_file else None
+    limits, notes = joint_limits(run.model, overrides, limits_file)
+    for note in notes:
+        say(console, f"warning: {note}")
+    return LimitCheck(run.model, run.coords, limits, options.get("margin", 1.0),
+                      effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+
+
+@main.command()
+@trajectory_options
+@limit_options
+@click.option("--format", "fmt", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
+              help="Report format, on stdout (markdown: for a GitHub job summary).")
+@click.option("--strict", is_flag=True, help="A joint without a limit for a quantity is a failure.")
+@actuator_options("Effort is the rigid-body torque plus the URDF's <dynamics damping friction>.",
+                  "YAML per joint (as for torques): effort also includes the drive's friction and reflected "
+                  "rotor inertia; motor limits (peak_torque, continuous_torque, max_speed, envelope) are checked.")
+@quiet_option
+def check(fmt, strict, friction, actuators_file, quiet, **options):
+    """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
+    from .. import checkreport as report
+
+    console = make_console(quiet=quiet)
+    run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
+    result = limit_check(run, options, console)
+    sparks = _Sparklines(result) if fmt == "text" else None
+    for block in run.blocks():
+        result.update(block)
+        if sparks is not None:
+            sparks.update(block)
+    result.finish()
+    failed = bool(result.violations) or (strict and bool(result.unchecked))
+    source = run.traj.label
+    if fmt == "text":
+        stdout = make_console(stderr=False)
+        stdout.print(report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
+                                        sparklines=sparks.lines() if stdout.is_terminal else None))
+        say(stdout, report.verdict(result, strict),
+            style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
+    elif fmt == "json":
+        click.echo(json.dumps(report.check_json(run.coords, result, strict, source), indent=2, allow_nan=False))
+    elif fmt == "junit":
+        click.echo(report.check_junit(run.coords, result, strict, source), nl=False)
+    elif fmt == "markdown":
+        click.echo(report.check_markdown(run.model, result, strict, source, run.traj.has_time), nl=False)
+    else:
+        click.echo(report.check_github(result, strict, source, run.traj.line or (lambda k: None)), nl=False)
+        say(console, report.verdict(result, strict))
+    if failed:
+        raise SystemExit(1)
+
+
+class _Sparklines:
+    """|tau|/limit over time per effort check, for a terminal: at most WIDTH columns of peaks."""
+
+    WIDTH = 40
+
+    def __init__(self, result):
+        self.checks = [(c, i) for c, i, q in result.plan if q == "effort"]
+        self.values = [[] for _ in self.checks]
+        self.step = 1
+
+    def update(self, block):
+        import numpy as np
+
+        for (check, i), values in zip(self.checks, self.values):
+            x = np.abs(block.effort[:, i]) / check.allowed
+            values.extend(np.maximum.reduceat(x, np.arange(0, len(x), 256)).tolist() if len(x) else [])
+
+    def lines(self):
+        from ..report import sparkline
+
+        return {c.joint: sparkline(v, self.WIDTH) for (c, _), v in zip(self.checks, self.values)}
+
+
+@main.command()
+@robot_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def info(fmt, **options):
+    """Links, joints, masses and limits of a robot, and what looks wrong in its URDF."""
+    from ..info import robot_facts, robot_tree
+    from .common import load_model
+
+    model = load_model(options, make_console(quiet=True))
+    facts = robot_facts(model)
+    if fmt == "json":
+        click.echo(json.dumps(facts, indent=2, allow_nan=False))
+        return
+    stdout = make_console(stderr=False)
+    stdout.print(robot_tree(facts))
+    base = " + 6 of the floating base" if facts["floating"] else ""
+    dof = f"{facts['dof']} degree{'s' if facts['dof'] != 1 else ''} of freedom"
+    say(stdout, f"{facts['robot'] or 'robot'}: {dof}{base}, total mass {facts['total_mass']:.6g} kg, root link "
+                f"{facts['root_link']}")
+    for text in facts["warnings"]:
+        say(stdout, f"warning: {text}", style="yellow" if stdout.is_terminal else None)

@@ -1,0 +1,250 @@
+"""What the commands share: their options, the consoles, and `open_run` (robot, trajectory, pipeline)."""
+
+import os
+import time as _time
+import warnings
+from dataclasses import dataclass
+
+import click
+
+from ..errors import RneaError
+
+GRAVITY = "0,0,-9.81"
+INPUT_FORMATS = ["csv", "yaml", "json", "parquet", "arrow", "bag"]
+
+
+def positive(ctx, param, value):
+    """A finite number > 0 (click's FloatRange lets nan and inf through)."""
+    if value is not None and not (0 < value < float("inf")):
+        raise click.BadParameter(f"{value!r} is not a finite number above 0")
+    return value
+
+
+def vector3(ctx, param, value):
+    try:
+        parts = [float(x) for x in value.replace(" ", "").split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 3 or not all(abs(x) < float("inf") for x in parts):
+        raise click.BadParameter(f"{value[:60]!r} is not three finite numbers X,Y,Z")
+    return tuple(parts)
+
+
+class Silent:
+    """The console of --quiet on stderr: prints nothing, so neither rich nor the reports are needed."""
+
+    quiet = True
+    is_terminal = False
+
+    def print(self, *objects, **options):
+        pass
+
+
+def make_console(stderr=True, quiet=False):
+    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs)."""
+    if quiet and stderr:
+        return Silent()
+    from rich.console import Console
+
+    console = Console(stderr=stderr, quiet=quiet, highlight=False)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, quiet=quiet, highlight=False, width=200, no_color=True)
+    return console
+
+
+def say(console, text, style=None):
+    console.print(text, markup=False, style=style)
+
+
+def robot_options(command):
+    """ROBOT and how to expand it when it is xacro."""
+    for option in reversed([
+        click.argument("robot", metavar="ROBOT"),
+        click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE",
+                     help="An argument of a xacro ROBOT (repeatable)."),
+        click.option("--package-path", "package_paths", multiple=True, metavar="DIR",
+                     help="A folder searched for ROS packages, for $(find PKG) in xacro (repeatable; "
+                          "ROS_PACKAGE_PATH is searched too)."),
+    ]):
+        command = option(command)
+    return command
+
+
+def trajectory_options(command):
+    """The options of every command that reads a trajectory."""
+    options = [
+        click.argument("trajectory", metavar="TRAJ"),
+        click.option("--input-format", type=click.Choice(INPUT_FORMATS),
+                     help="Trajectory format (default: from the extension; sniffed for '-')."),
+        click.option("--columns", metavar="ROLE=TEMPLATE,...",
+                     help="Columns of a table by role: time, q, qd, qdd, effort; {i} is the joint's index, "
+                          "{joint} its name. E.g. 'time=timestamp,q=actual_q_{i}'."),
+        click.option("--preset", type=click.Choice(["ur-rtde", "franka"]),
+                     help="The columns of a UR RTDE or libfranka log (see the README)."),
+        click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
+                     help="Unit of the time column (default: s; ms with --preset franka)."),
+        click.option("--topic", metavar="NAME", help="The topic of a ROS bag to read (default: its only "
+                                                     "JointState or JointTrajectory topic)."),
+        click.option("--message", type=click.IntRange(min=0), metavar="K",
+                     help="Which JointTrajectory message of the topic (0-based; default: the last)."),
+        click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
+                     help="Gravity in the world (root) frame, m/s²."),
+        click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
+        click.option("--dt", type=float, callback=positive, metavar="SECONDS",
+                     help="Sample period when the trajectory has no time column."),
+        click.option("--smooth", type=float, callback=positive, metavar="SECONDS",
+                     help="Estimate q, qd, qdd by local cubic fits over windows of this length (noisy "
+                          "measured positions)."),
+        click.option("--resample", type=float, callback=positive, metavar="HZ",
+                     help="Interpolate onto a uniform time grid of this rate first."),
+        click.option("--floating-base", is_flag=True,
+                     help="The root link is free (6 DoF): base pose, twist and its derivative come from the "
+                          "trajectory. Implied by a floating joint in the URDF."),
+        click.option("--no-mimic", is_flag=True, help="Treat <mimic> followers as independent joints."),
+        click.option("--wrench-frame", type=click.Choice(["world", "link"]), default="world", show_default=True,
+                     help="Frame of the fext_<link>_* wrench columns."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return robot_options(command)
+
+
+def table_output(what):
+    """-o and --format of a command that writes a table of `what`."""
+    def decorate(command):
+        command = click.option("--format", "fmt", type=click.Choice(["csv", "json", "yaml", "parquet", "arrow"]),
+                               help="Output format (default: from the -o extension, else csv).")(command)
+        return click.option("-o", "--output", default="-", metavar="FILE",
+                            help=f"Write {what} here (default: stdout).")(command)
+    return decorate
+
+
+def actuator_options(friction_help, actuators_help):
+    """--friction and --actuators FILE, with what they mean for the command."""
+    def decorate(command):
+        command = click.option("--actuators", "actuators_file", metavar="FILE", help=actuators_help)(command)
+        return click.option("--friction", is_flag=True, help=friction_help)(command)
+    return decorate
+
+
+def limit_options(command):
+    """--limits and --margin, as `check` takes them."""
+    command = click.option("--margin", type=float, callback=positive, default=1.0, show_default=True,
+                           help="Allowed fraction of the effort, velocity and rms_effort limits.")(command)
+    return click.option("--limits", "limits_file", metavar="FILE",
+                        help="YAML overriding or adding limits per joint: effort, velocity, lower, upper, "
+                             "rms_effort.")(command)
+
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
+
+
+def load_model(options, console, fixed_joints=False):
+    """The robot of the command's ROBOT options, its warnings said once."""
+    from ..robot import load_robot
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = load_robot(options["robot"], xacro_args=options["xacro_args"],
+                           package_paths=options["package_paths"], fixed_joints=fixed_joints)
+    if not fixed_joints:
+        for text in model.warnings:
+            say(console, f"warning: {text}")
+    return model
+
+
+@dataclass
+class Run:
+    """What a command works on: the robot, the trajectory's columns, the trajectory, the pipeline."""
+
+    model: object
+    coords: object
+    traj: object
+    pipeline: object
+    console: object
+    quiet: bool = False
+
+    def blocks(self):
+        """The pipeline's Blocks, read ahead in a thread; notices found while reading said at the end."""
+        from ..streams import prefetch
+
+        shown = len(self.traj.notices)
+        chunks = _with_progress(prefetch(self.traj.chunks), self.console, not self.quiet)
+        self.traj.chunks = chunks
+        yield from self.pipeline.blocks(self.traj)
+        for notice in self.traj.notices[shown:]:
+            say(self.console, notice if notice.startswith("warning:") else f"note: {notice}")
+
+
+def open_run(options, console, *, friction=False, actuators=None, wrenches=False, fixed=False, split=False,
+             effort=False, static=False, quiet=False):
+    """Load the robot, open the trajectory and make the pipeline, saying what the user should know."""
+    from ..actuators import load_drives
+    from ..model import Coordinates
+    from ..pipeline import FixedJoints, Pipeline
+    from ..trajectory import open_trajectory
+
+    model = load_model(options, console)
+    coords = Coordinates(model, mimic=not options["no_mimic"])
+    floating = options["floating_base"] or model.floating
+    kept = FixedJoints.of(model, load_model(options, console, fixed_joints=True)) if fixed else None
+    if model.n == 0 and not floating and not (kept and kept.model.n):
+        raise RneaError(options["robot"], None, "the robot has no movable joint (--floating-base for a free body)")
+    drives = load_drives(actuators, coords) if actuators else {}
+    traj = open_trajectory(options["trajectory"], coords, fmt=options["input_format"], degrees=options["degrees"],
+                           dt=options["dt"], floating=floating, links=[link.name for link in model.links],
+                           effort=effort, columns=options["columns"], preset=options["preset"],
+                           time_unit=options["time_unit"], topic=options["topic"], message=options["message"],
+                           static=static, smooth=options["smooth"], resample=options["resample"])
+    for notice in traj.notices:
+        say(console, notice if notice.startswith("warning:") else f"note: {notice}")
+    if coords.followers:
+        many = len(coords.followers) > 1
+        say(console, f"note: {len(coords.followers)} mimic joint{'s' if many else ''} "
+                     f"follow{'' if many else 's'} {'their leaders' if many else 'its leader'} "
+                     f"({', '.join(coords.followers[:4])}{', ...' if len(coords.followers) > 4 else ''}); "
+                     "--no-mimic to give them columns of their own")
+    if traj.wrenched:
+        on_root = [name for name in traj.wrenched if not floating and next(
+            link for link in model.links if link.name == name).body < 0]
+        say(console, f"note: external wrenches on {', '.join(traj.wrenched)} ({options['wrench_frame']} frame)"
+                     + (f"; those on {', '.join(on_root)} act on the fixed root and change no torque" if on_root
+                        else ""))
+    if actuators and not drives:
+        say(console, f"warning: {actuators} names no joint: no drive terms")
+    pipeline = Pipeline(model, coords, gravity=options["gravity"], floating=floating,
+                        wrench_frame=options["wrench_frame"], friction=friction, drives=drives, wrenches=wrenches,
+                        fixed=kept, split=split, threads=engine_threads())
+    return Run(model, coords, traj, pipeline, console, quiet)
+
+
+def engine_threads():
+    """Threads for the engine: the usable cores (RNEA_THREADS to choose)."""
+    chosen = os.environ.get("RNEA_THREADS")
+    if chosen and chosen.isdigit() and int(chosen) > 0:
+        return int(chosen)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _with_progress(chunks, console, enabled):
+    """Yield chunks; on a terminal, show a progress line once the work has taken over a second."""
+    if not enabled or not console.is_terminal:
+        yield from chunks
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    started, progress, task, done = _time.monotonic(), None, None, 0
+    try:
+        for chunk in chunks:
+            yield chunk
+            done += len(chunk)
+            if progress is None and _time.monotonic() - started > 1.0:
+                progress = Progress(SpinnerColumn(), TextColumn("{task.completed:,} samples"), TimeElapsedColumn(),
+                                    console=console, transient=True)
+                progress.start()
+                task = progress.add_task("rnea", total=None)
+            if progress is not None:
+                progress.update(task, completed=done)
+    finally:
+        if progress is not None:
+            progress.stop()

@@ -1,0 +1,1 @@
+"""`rnea report` and `rnea plot`: pictures of a run."""

@@ -1,0 +1,118 @@
+"""`rnea torques` and `rnea wrenches`: a table of results per sample, a report on stderr."""
+
+import click
+
+from . import main
+from .common import actuator_options, make_console, open_run, quiet_option, say, table_output, trajectory_options
+
+
+@main.command()
+@trajectory_options
+@table_output("torques")
+@actuator_options("Add tau_friction_<joint> columns from the URDF's <dynamics damping friction>.",
+                  "YAML per joint: gear_ratio, rotor_inertia, viscous, coulomb, efficiency, torque_constant, "
+                  "motor limits; adds tau_friction_, tau_armature_, tau_motor_ and power_ columns.")
+@click.option("--split", is_flag=True, help="Add tau_gravity_, tau_inertia_, tau_coriolis_ (and tau_external_) "
+                                            "columns, which sum to tau_.")
+@click.option("--static", is_flag=True, help="Poses held still: q only, qd = qdd = 0 (the torque to hold each "
+                                             "pose).")
+@quiet_option
+def torques(output, fmt, friction, actuators_file, split, static, quiet, **options):
+    """Joint torques/forces along a trajectory (TRAJ: CSV, YAML, JSON, Parquet, Arrow, a ROS bag, or -)."""
+    from .. import writers
+    from ..columns import torque_table
+    from ..report import actuator_table, base_wrench_line, energy_table, summary_line
+    from ..report import torque_table as torque_report
+
+    console = make_console(quiet=quiet)
+    run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, split=split,
+                   static=static)
+    pipeline, coords, traj = run.pipeline, run.coords, run.traj
+    power = bool(pipeline.drives)
+    table = torque_table(coords, traj, pipeline, power=power)
+    energy = _Energy(coords.n) if power else None
+    with writers.destination(output) as stream, \
+            writers.TableWriter(stream, writers.output_format(output, fmt), table.names, table.keys,
+                                background=True) as writer:
+        for block in run.blocks():
+            if energy is not None:
+                energy.update(block)
+            writer.write(table.values(block))
+    if console.quiet:
+        return
+    plain = not console.is_terminal
+    peaks = pipeline.peaks
+    if coords.n:
+        console.print(torque_report(coords, peaks["tau"], traj.has_time, plain=plain))
+    if pipeline.effort_terms:
+        console.print(actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
+    if energy is not None and traj.has_time:
+        console.print(energy_table(coords, energy, plain=plain))
+    if "base" in peaks:
+        say(console, base_wrench_line(peaks["base"], traj.has_time))
+    say(console, summary_line(coords, peaks["tau"]))
+
+
+class _Energy:
+    """Per joint: peak |power|, energy drawn (P > 0) and given back (P < 0), trapezoidal in time."""
+
+    def __init__(self, n):
+        import numpy as np
+
+        from ..stats import Peaks
+
+        self.peaks, self.drawn, self.regenerated = Peaks(n), np.zeros(n), np.zeros(n)
+        self._last = None  # (time, power) of the previous block's last sample
+
+    def update(self, block):
+        import numpy as np
+
+        chunk = block.chunk
+        P = block.effort * chunk.qd
+        self.peaks.update(chunk.start, chunk.time, P)
+        if chunk.time is None:
+            return
+        t, p = chunk.time, P
+        if self._last is not None:
+            t, p = np.concatenate([[self._last[0]], t]), np.vstack([self._last[1], p])
+        if len(t) > 1:
+            dt = np.diff(t)[:, None]
+            self.drawn += (0.5 * (np.maximum(p[1:], 0) + np.maximum(p[:-1], 0)) * dt).sum(axis=0)
+            self.regenerated += (0.5 * (np.minimum(p[1:], 0) + np.minimum(p[:-1], 0)) * dt).sum(axis=0)
+        self._last = (t[-1], p[-1])
+
+
+@main.command()
+@trajectory_options
+@table_output("wrenches")
+@click.option("--fixed", is_flag=True, help="Also the wrench across each fixed joint (a tool flange, a sensor "
+                                             "mount), after the movable joints.")
+@quiet_option
+def wrenches(output, fmt, fixed, quiet, **options):
+    """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
+    import numpy as np
+
+    from .. import writers
+    from ..columns import wrench_table
+    from ..report import wrench_table as wrench_report
+    from ..stats import Peaks
+
+    console = make_console(quiet=quiet)
+    run = open_run(options, console, quiet=quiet, wrenches=True, fixed=fixed)
+    model, traj = run.model, run.traj
+    joints = run.pipeline.fixed.names if fixed else model.joint_names
+    if fixed and len(joints) == model.n:
+        say(console, "note: --fixed: the robot has no fixed joint")
+    table = wrench_table(joints, traj.has_time)
+    force, moment = Peaks(len(joints)), Peaks(len(joints))
+    with writers.destination(output) as stream, \
+            writers.TableWriter(stream, writers.output_format(output, fmt), table.names, table.keys,
+                                background=True) as writer:
+        for block in run.blocks():
+            W, chunk = block.joint_wrenches, block.chunk
+            moment.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, :3], axis=2))
+            force.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, 3:], axis=2))
+            writer.write(table.values(block))
+    if not console.quiet:
+        shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
+        console.print(wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))

@@ -1,0 +1,221 @@
+"""What a source does not give, derived from what it does: qd and qdd by finite differences (or by
+local polynomial fits, `smooth`), the floating base's twist from its pose; and the conversions
+every source shares (degrees, a sample period, unit quaternions). Streams across chunk
+boundaries: each step keeps the few samples of overlap it needs."""
+
+import math
+
+import numpy as np
+
+from .errors import TrajectoryError
+from .sources.base import Chunk
+from .spatial import quaternion_matrix
+
+QUATERNION_WARN, QUATERNION_ERROR = 1e-6, 1e-2
+
+
+def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=False, smooth=None, resample=None):
+    """The trajectory with q, qd, qdd (and the base twist) complete, in radians and seconds.
+    static: q only; qd = qdd = 0 (poses held still). smooth: a window in seconds for local
+    cubic fits (see smoothing.py); resample: a rate in Hz to interpolate onto first."""
+    label, chunks = traj.label, traj.chunks
+    if dt is not None and traj.has_time:
+        raise TrajectoryError(label, None, "--dt is for a trajectory without a time column, and this one has one")
+    if dt is not None:
+        chunks = _with_time(chunks, dt)
+        traj.has_time = True
+    if degrees:
+        chunks = _to_radians(chunks, np.array([j.is_angular for j in coords.joints]))
+    if floating:
+        chunks = _unit_quaternions(chunks, traj)
+    if static:
+        if any(g in traj.groups for g in ("qd", "qdd")):
+            traj.notices.append("--static: the qd and qdd columns are ignored (the poses are held still)")
+        traj.derived = tuple(g for g in traj.derived if g not in ("qd", "qdd"))
+        chunks = _at_rest(chunks)
+    if (smooth is not None or resample is not None) and not traj.has_time:
+        raise TrajectoryError(label, None, "--smooth and --resample need a time column (or --dt)")
+    if resample is not None:
+        from .smoothing import resampled
+
+        chunks = resampled(chunks, traj, resample)
+        traj.line = None  # samples are no longer rows of the file
+    if smooth is not None:
+        from .smoothing import smoothed
+
+        traj.derived = tuple(dict.fromkeys(("qd", "qdd") + traj.derived))
+        traj.chunks = smoothed(chunks, traj, smooth)
+        traj.notices.append(f"q, qd and qdd by local cubic fits over {smooth:g} s windows (--smooth)")
+        return _base_only(traj)
+    if traj.derived:
+        what, source = describe(traj.derived)
+        if not traj.has_time:
+            lacking = "no time column and no velocities" if "qd" in traj.derived else "no time column"
+            raise TrajectoryError(label, None, f"{lacking}: cannot derive {what} (give --dt or the columns)")
+        if "base_twist" in traj.derived:
+            chunks = _continuous_quaternions(chunks)
+        chunks = _differentiate(chunks, traj)
+        traj.notices.append(f"{source} and time by second-order finite differences")
+    traj.chunks = chunks
+    return traj
+
+
+def _base_only(traj):
+    """After smoothing (which fills qd and qdd) the base twist, if missing, still by differences."""
+    base = tuple(g for g in traj.derived if g.startswith("base"))
+    traj.derived = base
+    if base:
+        traj.chunks = _differentiate(_continuous_quaternions(traj.chunks), traj)
+    return traj
+
+
+def describe(derived):
+    """(what is derived, what from what) for messages: ('qd and qdd', 'qd and qdd derived from q')."""
+    joints = [x for x in derived if x in ("qd", "qdd")]
+    base = {("base_twist", "base_dtwist"): ("the base twist and its derivative", "the base pose"),
+            ("base_dtwist",): ("the base twist's derivative", "the twist")}.get(
+        tuple(x for x in derived if x.startswith("base")))
+    what = [" and ".join(joints)] if joints else []
+    source = [f"{what[0]} derived from {'q' if 'qd' in joints else 'qd'}"] if joints else []
+    if base:
+        what.append(base[0])
+        source.append(f"{base[0]} derived from {base[1]}")
+    return ", ".join(what), "; ".join(source)
+
+
+def _with_time(chunks, dt):
+    for c in chunks:
+        yield Chunk(c.start, (c.start + np.arange(len(c))) * float(dt), c.data)
+
+
+def _to_radians(chunks, angular):
+    scale = np.where(angular, math.pi / 180.0, 1.0)
+    for c in chunks:
+        yield Chunk(c.start, c.time, {k: x * scale if k in ("q", "qd", "qdd") else x for k, x in c.data.items()})
+
+
+def _at_rest(chunks):
+    for c in chunks:
+        zero = np.zeros_like(c.q, order="F")
+        yield Chunk(c.start, c.time, c.data | {"qd": zero, "qdd": zero})
+
+
+def _unit_quaternions(chunks, traj):
+    """Normalise base quaternions: a warning above QUATERNION_WARN off unit norm, an error above QUATERNION_ERROR."""
+    warned = False
+    for c in chunks:
+        quat = c.data["base_pose"][:, 3:]
+        norm = np.linalg.norm(quat, axis=1)
+        off = np.abs(norm - 1.0)
+        bad = np.flatnonzero(~(off <= QUATERNION_ERROR))
+        if bad.size:
+            k = int(bad[0])
+            raise TrajectoryError(traj.label, traj.where(c.start + k),
+                                  f"base quaternion has norm {norm[k]:.6g}, not 1 (more than {QUATERNION_ERROR:g} off)")
+        if not warned and off.size and off.max() > QUATERNION_WARN:
+            k = int(off.argmax())
+            traj.notices.append(f"warning: base quaternions normalised (norm {norm[k]:.9g} at {traj.where(c.start + k)})")
+            warned = True
+        c.data["base_pose"] = np.column_stack([c.data["base_pose"][:, :3], quat / norm[:, None]])
+        yield c
+
+
+def _continuous_quaternions(chunks):
+    """Base quaternions with the sign of the one before (q and -q are the same orientation), so
+    that they can be differentiated."""
+    last = None
+    for c in chunks:
+        Q = c.data["base_pose"][:, 3:]
+        before = np.concatenate([Q[:1] if last is None else last, Q[:-1]])
+        flips = np.cumsum(np.einsum("ka,ka->k", Q, before) < 0) % 2  # sign changes so far in this chunk
+        if flips.any():
+            pose = c.data["base_pose"].copy()
+            pose[:, 3:] *= np.where(flips, -1.0, 1.0)[:, None]
+            c.data["base_pose"] = pose
+        last = c.data["base_pose"][-1:, 3:]
+        yield c
+
+
+def derivative(t, f):
+    """df/dt at every t (axis 0), second order on a non-uniform grid: 3-point Lagrange, one-sided at the ends."""
+    h = np.diff(t)[:, None] if f.ndim == 2 else np.diff(t)
+    h1, h2 = h[:-1], h[1:]
+    d = np.empty_like(f)
+    # interior: f'_i = -h2/(h1(h1+h2)) f_{i-1} + (h2-h1)/(h1 h2) f_i + h1/(h2(h1+h2)) f_{i+1}
+    d[1:-1] = (-h2 / (h1 * (h1 + h2)) * f[:-2] + (h2 - h1) / (h1 * h2) * f[1:-1]
+               + h1 / (h2 * (h1 + h2)) * f[2:])
+    # ends: the derivative of the quadratic through the first / last three points
+    a, b = h[0], h[1]
+    d[0] = -(2 * a + b) / (a * (a + b)) * f[0] + (a + b) / (a * b) * f[1] - a / (b * (a + b)) * f[2]
+    a, b = h[-2], h[-1]
+    d[-1] = b / (a * (a + b)) * f[-3] - (a + b) / (a * b) * f[-2] + (2 * b + a) / (b * (a + b)) * f[-1]
+    return d
+
+
+def base_twist(t, pose):
+    """(N, 6) [w; v] of the base in its own frame, from (N, 7) poses (x, y, z, qx, qy, qz, qw) at
+    times t: w = 2 vec(conj(Q) dQ/dt), v = R^T dp/dt. The quaternions must not change sign
+    between samples (see `_continuous_quaternions`)."""
+    Q = pose[:, 3:]
+    dQ, dp = derivative(t, Q), derivative(t, pose[:, :3])
+    u, w = Q[:, :3], Q[:, 3:]
+    omega = 2 * (w * dQ[:, :3] - dQ[:, 3:] * u - np.cross(u, dQ[:, :3]))
+    v = np.einsum("abk,ka->kb", quaternion_matrix(Q), dp)
+    return np.concatenate([omega, v], axis=1)
+
+
+def check_time(traj, c, previous=None):
+    """Time increases strictly within chunk c and from the `previous` time (for derivatives)."""
+    t = c.time if previous is None else np.concatenate([[previous], c.time])
+    bad = np.flatnonzero(~(np.diff(t) > 0))
+    if bad.size:
+        k = int(bad[0]) + (1 if previous is None else 0)
+        before = float(c.time[k - 1]) if k > 0 else float(previous)
+        raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} is not after the "
+                                                                   f"previous time {before!r} (time must increase "
+                                                                   "to derive velocities)")
+
+
+def _differentiate(chunks, traj):
+    """Fill what traj.derived names across chunk boundaries, keeping 4 samples of overlap."""
+    tail = None  # the last samples of the previous chunk, still to be finished
+    first = True
+    for c in chunks:
+        check_time(traj, c, None if tail is None else tail.time[-1])
+        if tail is not None:
+            c = tail.then(c)
+        if len(c) < 5:
+            tail = c
+            continue
+        done = _derive(c, traj)
+        yield done.sliced(0 if first else 2, len(c) - 2)  # rows before 2 were emitted with the last chunk
+        tail = c.sliced(len(c) - 4, len(c))
+        first = False
+    if tail is None:
+        raise TrajectoryError(traj.label, None, "no samples")
+    if len(tail) < 3:
+        raise TrajectoryError(traj.label, None, f"{len(tail)} sample{'s' if len(tail) > 1 else ''}: at least 3 are "
+                                                f"needed to derive {describe(traj.derived)[0]}")
+    yield _derive(tail, traj).sliced(0 if first else 2, len(tail))
+
+
+def _derive(c, traj):
+    t, data = c.time, dict(c.data)
+    with np.errstate(all="ignore"):  # a step too small overflows: reported below, by the sample
+        if "qd" in traj.derived:
+            data["qd"] = derivative(t, c.q)
+        if "qdd" in traj.derived:
+            data["qdd"] = derivative(t, data["qd"])
+        if "base_twist" in traj.derived:
+            data["base_twist"] = base_twist(t, data["base_pose"])
+        if "base_dtwist" in traj.derived:
+            data["base_dtwist"] = derivative(t, data["base_twist"])
+    for group in traj.derived:
+        finite = np.isfinite(data[group]).all(axis=1)
+        if not finite.all():
+            k = int(np.argmin(finite))
+            step = np.diff(t[max(k - 1, 0):k + 2]).min()
+            raise TrajectoryError(traj.label, traj.where(c.start + k),
+                                  f"{group} derived here is not finite: time steps of {step:.3g} s are too small "
+                                  "for these values")
+    return Chunk(c.start, t, data)

@@ -1,0 +1,392 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm, vectorised over samples.
+
+The same algorithm as `reference.rnea_reference` (Featherstone, RBDA Table 5.1), worked for
+thousands of samples at once: every working array has the samples as its last axis, and the
+Python loop runs over joints only. Two changes of coordinates make each step cheap; both are
+derived in docs/engine.md:
+
+- each body is worked in its *aligned* frame, its rotor frame turned so that the joint axis is z:
+  S is then a unit vector and `stator_X_rotor(q)` a rotation about z or a translation along z;
+- f = I a + v x* I v is one (6, <=18) matrix K times [a; the products v_a v_b it needs].
+
+Spatial vectors are [angular; linear]. A motion array is laid out (angular|linear, x|y|z, v|a, N).
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import spatial
+
+GRAVITY = (0.0, 0.0, -9.81)
+CHUNK = 6144  # samples per pass, so that each body's working arrays stay in cache (benchmarks/README.md)
+PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
+# Products whose column of K is zero for every rigid body (docs/engine.md, "Which products vanish")
+VANISHING = {(a, b) for a in range(3, 6) for b in range(a, 6)} | {(0, 3), (1, 4), (2, 5)}
+
+
+class Dynamics(NamedTuple):
+    """What `inverse_dynamics` returns; arrays have the samples first."""
+
+    tau: np.ndarray  # (N, n) joint torques (N·m) / forces (N)
+    base_wrench: np.ndarray | None  # (N, 6) [n; f] on the floating base, in the base frame
+    joint_wrenches: np.ndarray | None  # (N, n, 6) [n; f] from parent to child, in each joint's (child) frame
+
+
+def force_matrix(I):
+    """K (6, 27) with I a + v x* I v = K [a; v_a v_b for (a, b) in PAIRS].
+
+    v x* (I v) = sum_ab v_a v_b crf(e_a) I e_b, so each product's column is exact in I's entries."""
+    B = np.array([spatial.crf(e) @ I for e in np.eye(6)])  # B[a][:, b] = crf(e_a) I e_b
+    K = np.zeros((6, 27))
+    K[:, :6] = I
+    for k, (a, b) in enumerate(PAIRS):
+        K[:, 6 + k] = B[a][:, b] if a == b else B[a][:, b] + B[b][:, a]
+    return K
+
+
+class BodyForce:
+    """f = I a + v x* I v for one body, as K[:, used] @ [a; v_a v_b for the used pairs].
+
+    The used pairs leave out the VANISHING ones and those whose column is exactly zero (a centre
+    of mass on an axis of the frame); they are formed in runs v_a * v[b0:b1], one numpy call each."""
+
+    def __init__(self, I):
+        K = force_matrix(I)
+        used = [p for k, p in enumerate(PAIRS) if p not in VANISHING and K[:, 6 + k].any()]
+        self.runs = []  # (a, b0, b1): Z rows for v_a v_b, b0 <= b < b1, in order
+        for a, b in used:
+            if self.runs and self.runs[-1][0] == a and self.runs[-1][2] == b:
+                self.runs[-1][2] += 1
+            else:
+                self.runs.append([a, b, b + 1])
+        self.K = np.ascontiguousarray(K[:, list(range(6)) + [6 + PAIRS.index(p) for p in used]])
+
+
+class Plan:
+    """The constants of a Model in aligned frames: per joint its parent, kind, alignment A
+    (A e_z = axis), the fixed part of Xup and the body's force matrix."""
+
+    def __init__(self, model):
+        self.n = model.n
+        self.parent = [int(p) for p in model.parent]  # -1, the root, is also the last slot of the arrays
+        self.prismatic = [not j.is_angular for j in model.joints]  # a fixed joint too: at q = 0, exact
+        self.fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
+        self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
+        self.Xtree = np.empty((model.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
+        self.K = []
+        for i, j in enumerate(model.joints):
+            A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
+            # parent'_H_stator' = inv(parent_H_parent') parent_H_stator stator_H_stator'
+            self.Xtree[i] = spatial.xup(spatial.pose(A_parent.T) @ j.parent_H_stator @ spatial.pose(self.A[i]))
+            # I' = rot(A)^T I rot(A): the body's inertia in its aligned frame
+            self.K.append(BodyForce(spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))))
+        self.Xtree_T = np.ascontiguousarray(self.Xtree.transpose(0, 2, 1))
+        self.K_root = BodyForce(np.asarray(model.root_inertia))
+        self.world_R_root = np.asarray(model.world_H_root)[:3, :3]
+
+
+class Buffers:
+    """Working arrays for chunks of up to N samples, one flat allocation, each array on a
+    64-byte boundary (numpy's start 16 bytes past one; see benchmarks/README.md). Body arrays
+    have n + 1 slots: the last, reached by parent index -1, is the root body."""
+
+    def __init__(self, n, N, wrenches):
+        self.N, self.wrenches = N, wrenches
+        self.shapes = {
+            "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body
+            "f": (n + 1, 2, 3),  # f_i
+            "Z": (6 + len(PAIRS) - len(VANISHING),),  # [a_i; the v_a v_b it needs]
+            "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,),  # scratch
+            "q": (n,), "qd": (n,), "qdd": (n,),  # the chunk's input, rows of unit stride
+            "c": (n,), "s": (n,), "d": (n,),  # cos q, sin q, scratch
+            "tau": (n,),
+        } | ({"W": (n, 2, 3)} if wrenches else {})
+        self.rows = {k: math.prod(shape) for k, shape in self.shapes.items()}
+        sizes = {k: -(-rows * N // 8) * 8 for k, rows in self.rows.items()}
+        raw = np.empty(sum(sizes.values()) + 8)
+        start = (-raw.ctypes.data % 64) // 8
+        self.memory = {}
+        for k, size in sizes.items():
+            self.memory[k] = raw[start:start + size]
+            start += size
+
+    def view(self, N):
+        """The arrays for a chunk of N samples, samples last."""
+        return {k: a[:self.rows[k] * N].reshape(self.shapes[k] + (N,)) for k, a in self.memory.items()}
+
+
+class Workspace:
+    """A model's Plan and working arrays, made once and passed to `inverse_dynamics` call after
+    call (the CLI passes one for a whole trajectory). One call at a time uses it; threads each
+    take a set of arrays of their own."""
+
+    def __init__(self, model, wrenches=False):
+        plan = model.derived.get("engine.Plan")
+        if plan is None:  # the same for every workspace of the model
+            plan = model.derived["engine.Plan"] = Plan(model)
+        self.model, self.plan, self.wrenches = model, plan, wrenches
+        self._free = []  # Buffers not in use
+
+    def take(self, N, wrenches):
+        try:
+            buffers = self._free.pop()  # atomic: threads never share a set
+        except IndexError:
+            buffers = None
+        if buffers is None or buffers.N < N or (wrenches and not buffers.wrenches):
+            buffers = Buffers(self.plan.n, N, wrenches or self.wrenches)
+        return buffers
+
+    def give_back(self, buffers):
+        self._free.append(buffers)
+
+
+def rnea(model, q, qd, qdd, *, gravity=GRAVITY, f_ext=None, workspace=None):
+    """Joint torques/forces tau = ID(q, qd, qdd) for a fixed-base tree.
+
+    q, qd, qdd: (N, n) for a trajectory or (n,) for one sample, columns in `model.joint_names`
+    order (rad, m; rad/s, m/s; rad/s², m/s²). gravity: (3,) in the root frame, m/s².
+    f_ext: optional {body: (N, 6) [n; f]} external wrenches on bodies (0..n-1; -1 the root), each
+    in its body's frame at the frame origin. Returns tau with the shape of q (N·m or N).
+    """
+    return inverse_dynamics(model, q, qd, qdd, gravity=gravity, f_ext=f_ext, workspace=workspace).tau
+
+
+def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=None, wrenches=False,
+                     workspace=None, threads=1):
+    """RNEA with the options `rnea` leaves out; returns a `Dynamics`.
+
+    base: None for a fixed base, or (pose, twist, dtwist) for a floating one: pose (N, 7) is the
+    root body's position and unit quaternion (x, y, z, qx, qy, qz, qw) in the world (through
+    `model.world_H_root`), twist (N, 6) its [w; v] in its own frame and dtwist (N, 6) the time
+    derivative of that twist. gravity is then in the world frame. wrenches: also return the wrench
+    each joint transmits. workspace: a `Workspace(model)` to reuse (default: a new one).
+    threads: chunks computed in parallel (numpy releases the GIL); the results are the same bits.
+    A single sample ((n,) arrays) gives arrays without the sample axis. tau is row-major, unless
+    q is column-major ((N, n) with each joint's column contiguous).
+    """
+    q, qd, qdd, single, base, f_ext, gravity = _checked(model, q, qd, qdd, base, f_ext, gravity)
+    workspace = workspace if workspace is not None and workspace.model is model else Workspace(model)
+    plan, N = workspace.plan, q.shape[0]
+    if plan.fixed and any(np.any(x[:, plan.fixed] != 0) for x in (q, qd, qdd)):
+        raise ValueError(f"a fixed joint ({', '.join(model.joints[i].name for i in plan.fixed)}) has a q, qd or "
+                         "qdd other than 0")
+    out = Dynamics(np.empty((N, model.n), order="F" if q.flags.f_contiguous and not q.flags.c_contiguous else "C"),
+                   np.empty((N, 6)) if base is not None else None,
+                   np.empty((N, model.n, 6)) if wrenches else None)
+
+    def chunk(start):
+        rows = slice(start, min(start + CHUNK, N))
+        buffers = workspace.take(min(N, CHUNK), wrenches)
+        try:
+            _chunk(plan, buffers.view(rows.stop - start), rows, q, qd, qdd, gravity, base, f_ext, out)
+        finally:
+            workspace.give_back(buffers)
+
+    starts = range(0, N, CHUNK)
+    if threads > 1 and len(starts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(threads, len(starts)), thread_name_prefix="rnea-engine") as pool:
+            list(pool.map(chunk, starts))
+    else:
+        for start in starts:
+            chunk(start)
+    if single:
+        return Dynamics(*(None if x is None else x[0] for x in out))
+    return out
+
+
+def _checked(model, q, qd, qdd, base, f_ext, gravity):
+    """The arguments as float arrays with a sample axis, or ValueError naming the one that is wrong."""
+    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+    single = q.ndim == 1
+    for label, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        if x.ndim not in (1, 2) or x.shape[-1] != model.n:
+            raise ValueError(f"{label} has shape {x.shape}; expected (N, {model.n}) or ({model.n},)")
+        if x.shape != q.shape:
+            raise ValueError(f"{label} has shape {x.shape}, but q has shape {q.shape}")
+    gravity = np.asarray(gravity, dtype=float)
+    if gravity.shape != (3,):
+        raise ValueError(f"gravity has shape {gravity.shape}; expected (3,)")
+    if single:
+        q, qd, qdd = q[None], qd[None], qdd[None]
+    N = q.shape[0]
+    if base is not None:
+        base = [np.asarray(x, dtype=float) for x in base]
+        for k, (label, width) in enumerate(zip(("base pose", "base twist", "base dtwist"), (7, 6, 6))):
+            if base[k].shape != (N, width) and not (single and base[k].shape == (width,)):
+                raise ValueError(f"{label} has shape {base[k].shape}; expected {(width,) if single else (N, width)}")
+            base[k] = base[k].reshape(N, width)
+    f_ext = {int(b): np.asarray(w, dtype=float).reshape(N, 6) for b, w in (f_ext or {}).items()}
+    for b in f_ext:
+        if not -1 <= b < model.n:
+            raise ValueError(f"f_ext names body {b}; bodies are -1 (root) .. {model.n - 1}")
+    return q, qd, qdd, single, base, f_ext, gravity
+
+
+def _chunk(plan, w, rows, q, qd, qdd, gravity, base, f_ext, out):
+    """One chunk of samples `rows` into `out`, with the arrays w of `Buffers.view`."""
+    # (n, N) rows of unit stride, which numpy's vector kernels need: copied from row-major
+    # (N, n) input, taken as they are from column-major input (what the CLI passes)
+    qT, qdT, qddT = (_unit_stride(x[rows].T, w[k]) for x, k in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+    root = None if base is None else _root_motion(plan.world_R_root, *(x[rows] for x in base), gravity)
+    fext = {b: _aligned_wrench(plan, b, x[rows]) for b, x in f_ext.items() if b >= 0 or base is not None}
+    out.tau[rows] = _passes(plan, w, qT, qdT, qddT, gravity, root, fext, out.joint_wrenches is not None).T
+    if out.base_wrench is not None:
+        out.base_wrench[rows] = w["f"][-1].reshape(6, -1).T
+    if out.joint_wrenches is not None:
+        # back from aligned to rotor (joint) frames: [n; f]_rotor = rot(A) [n; f]_aligned
+        out.joint_wrenches[rows] = np.einsum("iab,icbk->kica", plan.A, w["W"]).reshape(rows.stop - rows.start, -1, 6)
+
+
+def _unit_stride(x, out):
+    if x.strides[-1] == x.itemsize:
+        return x
+    out[...] = x
+    return out
+
+
+def _root_motion(world_R_root, pose, twist, dtwist, gravity):
+    """[v_root, a_root] as a (2, 3, 2, N) motion array: a_root = dtwist - [0; R^T g] (a_0 = -a_grav)."""
+    g_local = np.einsum("abk,a->bk", spatial.quaternion_matrix(pose[:, 3:]), world_R_root.T @ gravity)  # R^T g
+    m = np.empty((2, 3, 2, len(pose)))
+    m[:, :, 0] = twist.T.reshape(2, 3, -1)
+    m[:, :, 1] = dtwist.T.reshape(2, 3, -1)
+    m[1, :, 1] -= g_local
+    return m
+
+
+def _aligned_wrench(plan, body, wrench):
+    """(2, 3, N) wrench [n; f] in body's aligned frame from (N, 6) in its rotor frame: A^T w."""
+    w = wrench.T.reshape(2, 3, -1)
+    return w if body < 0 else np.einsum("ab,iak->ibk", plan.A[body], w)
+
+
+def _passes(plan, w, q, qd, qdd, gravity, root, fext, wrenches):
+    """tau (n, N) for q, qd, qdd of shape (n, N). Every step writes into the arrays of w."""
+    n, N = q.shape
+    c, s = spatial.cos_sin(q, w["c"], w["s"], w["d"])
+    va, f = w["va"], w["f"]
+    if root is None:
+        # a_0 = -a_grav: gravity as a fictitious acceleration of the fixed root
+        va[-1, :, :, 0] = 0.0
+        va[-1, :, :, 1] = np.concatenate([np.zeros(3), -gravity]).reshape(2, 3, 1)
+    else:
+        va[-1] = root
+        _body_force(plan.K_root, va[-1], f[-1], w["Z"])
+        if -1 in fext:
+            f[-1] -= fext[-1]
+
+    # Pass 1, root to leaves
+    for i in range(n):
+        m = va[i]
+        # Xup_i = stator_X_rotor(q_i) Xtree_i: the fixed part, then the joint's motion
+        np.matmul(plan.Xtree[i], va[plan.parent[i]].reshape(6, 2 * N), out=m.reshape(6, 2 * N))
+        if plan.prismatic[i]:
+            _translate_motion(m, q[i], w["t3"])
+            _prismatic_motion(m, qd[i], qdd[i], w["t3"])
+        else:
+            _rotate_motion(m, c[i], s[i], w["t1"], w["t2"])
+            _revolute_motion(m, qd[i], qdd[i], w["t3"])
+        # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
+        _body_force(plan.K[i], m, f[i], w["Z"])
+        if i in fext:
+            f[i] -= fext[i]
+
+    # Pass 2, leaves to root
+    tau = w["tau"]
+    for i in range(n - 1, -1, -1):
+        fi = f[i]
+        # tau_i = S_i^T f_i
+        tau[i] = fi[1 if plan.prismatic[i] else 0, 2]
+        if wrenches:
+            w["W"][i] = fi
+        p = plan.parent[i]
+        if p < 0 and root is None:
+            continue
+        # f_p += Xup_i^T f_i = Xtree_i^T stator_X_rotor(q_i)^T f_i
+        if plan.prismatic[i]:
+            _translate_force_back(fi, q[i], w["t3"])
+        else:
+            _rotate_force_back(fi, c[i], s[i], w["t1"], w["t3"])
+        np.matmul(plan.Xtree_T[i], fi.reshape(6, N), out=w["g"])
+        f[p] += w["g"].reshape(2, 3, N)
+    return tau
+
+
+def _rotate_motion(m, c, s, t1, t2):
+    """m <- rot(Rz(q)^T) m, both halves, v and a: x' = c x + s y, y' = c y - s x."""
+    x, y = m[:, 0], m[:, 1]  # (angular|linear, v|a, N)
+    np.multiply(x, s, out=t1)
+    np.multiply(y, s, out=t2)
+    x *= c
+    x += t2
+    y *= c
+    y -= t1
+
+
+def _translate_motion(m, q, t):
+    """m <- xlt(q e_z) m: linear part -= (q e_z) x angular part, i.e. (lx, ly) += q (wy, -wx)."""
+    np.multiply(m[0, 1], q, out=t)
+    m[1, 0] += t
+    np.multiply(m[0, 0], q, out=t)
+    m[1, 1] -= t
+
+
+def _revolute_motion(m, qd, qdd, t):
+    """v += S qd; a += S qdd + v x S qd, with S = e_z in the angular half.
+
+    v x (e_z qd) = qd (v_y, -v_x, 0) in both halves."""
+    m[0, 2, 0] += qd
+    np.multiply(m[:, 1, 0], qd, out=t)
+    m[:, 0, 1] += t
+    np.multiply(m[:, 0, 0], qd, out=t)
+    m[:, 1, 1] -= t
+    m[0, 2, 1] += qdd
+
+
+def _prismatic_motion(m, qd, qdd, t):
+    """v += S qd; a += S qdd + v x S qd, with S = e_z in the linear half.
+
+    v x ([0; e_z] qd) = [0; w x e_z qd] = qd [0; (w_y, -w_x, 0)]."""
+    m[1, 2, 0] += qd
+    t = t[:1]
+    np.multiply(m[0:1, 1, 0], qd, out=t)
+    m[1:2, 0, 1] += t
+    np.multiply(m[0:1, 0, 0], qd, out=t)
+    m[1:2, 1, 1] -= t
+    m[1, 2, 1] += qdd
+
+
+def _body_force(body, m, out, Z):
+    """out = I a + v x* I v = K [a; v_a v_b] for the motion array m = [v, a] (see BodyForce)."""
+    N = m.shape[-1]
+    v = m[:, :, 0].reshape(6, N)
+    Z[:6] = m[:, :, 1].reshape(6, N)
+    row = 6
+    for a, b0, b1 in body.runs:
+        np.multiply(v[a], v[b0:b1], out=Z[row:row + b1 - b0])
+        row += b1 - b0
+    np.matmul(body.K, Z[:len(body.K[0])], out=out.reshape(6, N))
+
+
+def _rotate_force_back(f, c, s, t1, t2):
+    """f <- rot(Rz(q)) f = rot(Rz(q)^T)^T f, both halves: x' = c x - s y, y' = s x + c y."""
+    x, y = f[:, 0], f[:, 1]
+    np.multiply(x, s, out=t2)
+    np.multiply(y, s, out=t1[0])
+    x *= c
+    x -= t1[0]
+    y *= c
+    y += t2
+
+
+def _translate_force_back(f, q, t):
+    """f <- xlt(q e_z)^T f: angular part += (q e_z) x linear part, i.e. (nx, ny) += q (-fy, fx)."""
+    t = t[0]
+    np.multiply(f[1, 1], q, out=t)
+    f[0, 0] -= t
+    np.multiply(f[1, 0], q, out=t)
+    f[0, 1] += t

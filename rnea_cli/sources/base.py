@@ -1,0 +1,63 @@
+"""What every source yields: a Trajectory (what it holds, notices) and its samples as Chunks."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Chunk:
+    """Consecutive samples: time (N,) in seconds or None, and the arrays of the groups, each
+    (N, k): q, qd, qdd in the coordinates' joint order, and when the trajectory has them
+    base_pose, base_twist, base_dtwist, 'fext:<link>' ([n; f]), 'fext_at:<link>' (point), effort."""
+
+    start: int  # index of the first sample in the whole trajectory
+    time: np.ndarray | None
+    data: dict
+
+    def __len__(self):
+        return len(self.data["q"])
+
+    @property
+    def q(self):
+        return self.data["q"]
+
+    @property
+    def qd(self):
+        return self.data.get("qd")
+
+    @property
+    def qdd(self):
+        return self.data.get("qdd")
+
+    def sliced(self, i, j):
+        """Samples i..j-1 of this chunk."""
+        return Chunk(self.start + i, None if self.time is None else self.time[i:j],
+                     {k: x[i:j] for k, x in self.data.items()})
+
+    def then(self, other):
+        """This chunk followed by `other` (the same groups)."""
+        return Chunk(self.start, None if self.time is None else np.concatenate([self.time, other.time]),
+                     {k: np.concatenate([x, other.data[k]]) for k, x in self.data.items()})
+
+
+@dataclass
+class Trajectory:
+    """An opened trajectory: what it holds, what is still to be derived, and an iterator of
+    Chunks (read lazily). Notices are text for the report: those found while reading are
+    appended as the chunks go by, so a consumer reads them after the last chunk."""
+
+    label: str
+    has_time: bool
+    groups: tuple  # the groups present
+    derived: tuple = ()  # groups to derive, e.g. ("qd", "qdd")
+    notices: list = field(default_factory=list)
+    chunks: object = None  # iterator of Chunk
+    line: object = None  # sample index -> line number in the file, or None
+    unit: str = "sample"  # what a sample is called in messages: sample, row, message, point
+    wrenched: tuple = ()  # links with external wrench columns
+
+    def where(self, k):
+        """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
+        line = self.line(k) if self.line else None
+        return f"line {line}" if line is not None else f"{self.unit} {k}"

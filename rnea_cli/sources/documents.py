@@ -1,0 +1,97 @@
+"""YAML and JSON trajectories, read whole (at most safeload.MAX_BYTES).
+
+Columnar, `time: [..]`, `q: {joint: [..]}`, `qd: {..}`, `qdd: {..}` (and `fext`, `effort`), or a
+list of samples, `- {time: .., q: {joint: ..}, qd: {..}, qdd: {..}}`.
+"""
+
+import numpy as np
+
+from .. import safeload
+from ..errors import TrajectoryError, shown
+from .base import Chunk, Trajectory
+from .layout import PREFIXES, wrenched_links
+
+
+def open_document(stream, label, fmt, layout):
+    doc = safeload.load(safeload.read_text(stream, label, TrajectoryError), label, fmt, TrajectoryError)
+    if doc is None or (isinstance(doc, (str, bytes)) and not doc.strip()):
+        raise TrajectoryError(label, None, "empty file")
+    if isinstance(doc, list):
+        doc = _samples_to_columns(doc, label)
+    if not isinstance(doc, dict) or "q" not in doc:
+        raise TrajectoryError(label, None, "expected a mapping with time (optional), q, qd, qdd, "
+                                           "or a list of such samples")
+    extras, present = [], {}
+    for prefix, block in doc.items():
+        if prefix == "time":
+            continue
+        if prefix not in PREFIXES:
+            extras.append(prefix)
+            continue
+        if not isinstance(block, dict):
+            raise TrajectoryError(label, prefix, "expected a mapping from name to a list of numbers")
+        for name, values in block.items():
+            if (prefix, name) in layout.wanted:
+                present[(prefix, name)] = _numbers(values, label, f"{prefix}.{name}")
+            else:
+                extras.append(f"{prefix}.{name}")
+    chosen, derived = layout.choose(label, present)
+    time = _numbers(doc["time"], label, "time") if "time" in doc else None
+    used = [present[key] for g in chosen for key in layout.groups[g]]
+    lengths = {len(v) for v in used} | ({len(time)} if time is not None else set())
+    if len(lengths) > 1:
+        raise TrajectoryError(label, None, f"lists of different lengths ({', '.join(map(str, sorted(lengths)))})")
+    N = lengths.pop() if lengths else 0
+    if N == 0:
+        raise TrajectoryError(label, None, "no samples")
+    traj = Trajectory(label, time is not None, tuple(chosen), derived, wrenched=wrenched_links(chosen))
+    if extras:
+        traj.notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not of this robot: "
+                            + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
+    data = {g: _stack([present[key] for key in layout.groups[g]], N) for g in chosen}
+    traj.chunks = iter([Chunk(0, time, data)])
+    return traj
+
+
+def _samples_to_columns(doc, label):
+    """A list of samples -> the columnar form: {time: [..], prefix: {name: [..]}}."""
+    columns, times = {}, []
+    for k, sample in enumerate(doc):
+        if not isinstance(sample, dict):
+            raise TrajectoryError(label, f"sample {k}", "expected a mapping with time, q, qd, qdd")
+        for key, value in sample.items():
+            if key == "time":
+                times.append(value)
+            elif key in PREFIXES:
+                if not isinstance(value, dict):
+                    raise TrajectoryError(label, f"sample {k}: {key}", "expected a mapping from name to a number")
+                block = columns.setdefault(key, {})
+                for name, x in value.items():
+                    block.setdefault(name, [None] * k).append(x)
+            else:
+                columns.setdefault(key, None)
+        for block in columns.values():
+            for values in (block or {}).values():
+                values.extend([None] * (k + 1 - len(values)))
+    if times:
+        if len(times) != len(doc):
+            raise TrajectoryError(label, None, "time is given in some samples and not in others")
+        columns["time"] = times
+    return columns
+
+
+def _numbers(values, label, path):
+    if not isinstance(values, list):
+        raise TrajectoryError(label, path, f"expected a list of numbers, got {type(values).__name__}")
+    out = np.empty(len(values))
+    for k, x in enumerate(values):
+        value = safeload.number(x)
+        if value is None:
+            raise TrajectoryError(label, f"{path}[{k}]", safeload.why_not_a_number(x))
+        out[k] = value
+    return out
+
+
+def _stack(columns, rows):
+    """(rows, len(columns)) from 1-D columns, column-major (the engine's layout); (rows, 0) for none."""
+    return np.stack(columns).T if columns else np.empty((rows, 0))

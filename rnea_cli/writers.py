@@ -1,0 +1,269 @@
+"""Tables out: CSV (streamed, formatted by polars), JSON, YAML, Parquet and Arrow IPC.
+
+Every float is written in its shortest round-trip form, so it reads back bit for bit. A file
+is written whole or not at all: on Linux into an unnamed file (O_TMPFILE) that is linked into
+place only once complete, so that no signal, not even SIGKILL, leaves a partial file behind;
+elsewhere into a hidden temp file that a handler removes on SIGTERM, SIGHUP and SIGINT.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+
+import numpy as np
+
+from .errors import RneaError
+
+IN_FLIGHT_BYTES = 1 << 25  # of blocks handed to the writer thread and not yet written
+FORMATS = ("csv", "json", "yaml", "parquet", "arrow")
+EXTENSIONS = {".csv": "csv", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".parquet": "parquet",
+              ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+
+
+def output_format(path, explicit=None):
+    if explicit:
+        return explicit
+    if path in (None, "-"):
+        return "csv"
+    return EXTENSIONS.get(os.path.splitext(str(path))[1].lower(), "csv")
+
+
+class _Checked:
+    """A binary stream whose write errors name the output (not 'output', not a temp file)."""
+
+    def __init__(self, stream, label):
+        self.stream, self.label = stream, label
+
+    def write(self, data):
+        try:
+            return self.stream.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise RneaError(self.label, None, f"cannot write: {exc.strerror or exc}") from None
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise RneaError(self.label, None, f"cannot write: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def destination(path):
+    """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
+    succeeds; a device or pipe (/dev/null, a FIFO) is written in place."""
+    if path in (None, "-"):
+        yield _Checked(sys.stdout.buffer, "<stdout>")
+        _Checked(sys.stdout.buffer, "<stdout>").flush()
+        return
+    path = os.fspath(path)
+    if not path:
+        raise RneaError("-o", None, "the output file name is empty")
+    if os.path.isdir(path):
+        raise RneaError(path, None, "cannot write: is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            stream = open(path, "wb")
+        except OSError as exc:
+            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+        with stream:
+            yield _Checked(stream, path)
+            _Checked(stream, path).flush()
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    fd = _unnamed(folder)
+    if fd is not None:
+        yield from _write_unnamed(fd, path)
+    else:
+        yield from _write_temp(folder, path)
+
+
+def _mode():
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask  # as open() would make it
+
+
+def _unnamed(folder):
+    """A file descriptor of an unnamed file in folder (Linux O_TMPFILE), or None where there is none."""
+    if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, _mode())
+    except OSError:
+        return None  # a file system without O_TMPFILE support; or no such folder (said by _write_temp)
+
+
+def _write_unnamed(fd, path):
+    with os.fdopen(fd, "wb") as stream:
+        yield _Checked(stream, path)
+        _Checked(stream, path).flush()
+        # complete: give it a name. link() refuses an existing name, so over one go through a
+        # hidden name and a rename (atomic). A dir_fd makes Python call linkat(AT_SYMLINK_FOLLOW),
+        # which links the file /proc/self/fd/N stands for, not the link itself
+        folder, name = os.path.split(os.path.abspath(path))
+        source = f"/proc/self/fd/{fd}"
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            try:
+                os.link(source, name, dst_dir_fd=directory, follow_symlinks=True)
+                return
+            except FileExistsError:
+                pass
+            tmp = f".{name}.{os.getpid()}.tmp"
+            try:
+                os.link(source, tmp, dst_dir_fd=directory, follow_symlinks=True)
+                os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=directory)
+                raise
+        except OSError as exc:
+            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+        finally:
+            os.close(directory)
+
+
+_TEMPS = set()  # temp files to remove if a signal ends the process (where there is no O_TMPFILE)
+
+
+def _remove_temps(signum, frame):
+    for tmp in list(_TEMPS):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _write_temp(folder, path):
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+    _TEMPS.add(tmp)
+    for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if signum is not None and signal.getsignal(signum) in (signal.SIG_DFL, None):
+            with contextlib.suppress(ValueError):  # not the main thread
+                signal.signal(signum, _remove_temps)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            yield _Checked(stream, path)
+            _Checked(stream, path).flush()
+        os.chmod(tmp, _mode())
+        os.replace(tmp, path)
+    finally:
+        _TEMPS.discard(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+class TableWriter:
+    """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
+    e.g. ("time",) or ("tau", "shoulder"); CSV, Parquet and Arrow use `names[k]`. As a context
+    manager it closes on success, and on an error drops the blocks not yet written."""
+
+    def __init__(self, stream, fmt, names, keys, background=False):
+        self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
+        self.blocks, self._pending, self._pool, self._arrow = [], [], None, None
+        if background and fmt == "csv":  # format and write in a thread while the next block is computed
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-writer")
+        self._header = fmt == "csv"
+
+    def write(self, block):
+        """block: (N, len(names)) floats."""
+        if self.fmt in ("json", "yaml"):
+            self.blocks.append(np.array(block, dtype=float))
+        elif self.fmt in ("parquet", "arrow"):
+            self._write_arrow(block)
+        elif self._pool is not None:
+            # blocks in flight: bounded memory; a failed write raises here at once
+            while self._pending and (self._pending[0][0].done() or
+                                     sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
+                self._pending.pop(0)[0].result()
+            self._pending.append((self._pool.submit(self._write_csv, block), block.nbytes))
+        else:
+            self._write_csv(block)
+
+    def _write_csv(self, block):
+        import polars as pl  # shortest round-trip digits, one notation for every value of a file
+
+        if self._header:  # written with the first rows, so a bad input prints nothing
+            self._header = False
+            self.stream.write((",".join(_csv_name(n) for n in self.names) + "\n").encode())
+        if len(block):
+            pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])}).write_csv(self.stream,
+                                                                                           include_header=False)
+
+    def _write_arrow(self, block):
+        import pyarrow as pa
+
+        table = pa.table({name: block[:, k] for k, name in enumerate(self.names)})
+        raw = getattr(self.stream, "stream", self.stream)
+        try:
+            if self._arrow is None:
+                if self.fmt == "parquet":
+                    import pyarrow.parquet as pq
+
+                    self._arrow = pq.ParquetWriter(raw, table.schema)
+                else:
+                    self._arrow = pa.ipc.new_file(raw, table.schema)
+            self._arrow.write_table(table)
+        except OSError as exc:
+            raise RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}") from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if kind is None:
+            self.close()
+        elif self._pool is not None:  # an error: no more output than was already on its way
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self):
+        if self.fmt == "csv":
+            self.write(np.empty((0, len(self.names))))
+            for job, _ in self._pending:
+                job.result()
+            if self._pool is not None:
+                self._pool.shutdown()
+            return
+        if self.fmt in ("parquet", "arrow"):
+            if self._arrow is None:
+                self._write_arrow(np.empty((0, len(self.names))))
+            try:
+                self._arrow.close()
+            except OSError as exc:
+                raise RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}") from None
+            return
+        data = np.concatenate(self.blocks) if self.blocks else np.empty((0, len(self.names)))
+        doc = {}
+        for k, key in enumerate(self.keys):
+            node = doc
+            for part in key[:-1]:
+                node = node.setdefault(part, {})
+            node[key[-1]] = data[:, k].tolist()
+        if self.fmt == "json":
+            text = json.dumps(doc) + "\n"
+        else:
+            import yaml
+
+            dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+            text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
+        self.stream.write(text.encode())
+
+
+def _csv_name(name):
+    """A header cell: quoted when it holds a delimiter, quote or line break."""
+    return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\r\n') else name

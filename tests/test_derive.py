@@ -1,0 +1,84 @@
+"""Derivation: finite differences on non-uniform grids, streamed across blocks exactly."""
+
+import importlib
+
+import numpy as np
+
+from conftest import ROBOTS
+from rnea_cli import load_urdf
+from rnea_cli.derive import derivative
+from rnea_cli.trajectory import open_trajectory
+
+reader = importlib.import_module("rnea_cli.sources.csvfile")
+
+
+def nonuniform_grid(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([[0.0], np.cumsum(rng.uniform(0.5, 1.5, n - 1))]) / n
+
+
+def test_derivative_is_exact_on_quadratics_even_on_a_nonuniform_grid():
+    t = nonuniform_grid(30)
+    f = np.column_stack([3 - 2 * t + 5 * t**2, 0.5 * t**2])
+    np.testing.assert_allclose(derivative(t, f), np.column_stack([-2 + 10 * t, t]), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(derivative(t, derivative(t, f)), np.tile([10.0, 1.0], (30, 1)), atol=1e-7)
+
+
+def test_derivative_is_second_order():
+    """On sin(3t), halving the steps of a non-uniform grid divides the error by about 4."""
+    errors = []
+    for n in (50, 100, 200, 400):
+        t = nonuniform_grid(n, seed=1)
+        t = t / t[-1]
+        errors.append(np.abs(derivative(t, np.sin(3 * t)) - 3 * np.cos(3 * t)).max())
+    orders = np.log2(np.array(errors[:-1]) / errors[1:])
+    assert (orders > 1.7).all(), orders
+
+
+def polynomial_csv(t, model):
+    """A cubic trajectory, and its exact derivatives."""
+    coeffs = np.random.default_rng(2).normal(size=(4, model.n))
+    T = t[:, None]
+    q = coeffs[0] + coeffs[1] * T + coeffs[2] * T**2 + coeffs[3] * T**3
+    qd = coeffs[1] + 2 * coeffs[2] * T + 3 * coeffs[3] * T**2
+    qdd = 2 * coeffs[2] + 6 * coeffs[3] * T
+    lines = ["time," + ",".join(f"q_{j}" for j in model.joint_names)]
+    lines += [",".join(repr(float(x)) for x in [t[k], *q[k]]) for k in range(len(t))]
+    return "\n".join(lines) + "\n", q, qd, qdd
+
+
+def read_all(path, model, **kw):
+    traj = open_trajectory(path, model, **kw)
+    chunks = list(traj.chunks)
+    return traj, {x: np.concatenate([getattr(c, x) for c in chunks]) for x in ("time", "q", "qd", "qdd")}, chunks
+
+
+def test_streamed_differences_equal_whole_file_differences(tmp_path, monkeypatch):
+    """Blocks of a few hundred bytes give exactly what one block gives, and converge on a cubic."""
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    t = nonuniform_grid(400, seed=3)
+    text, q, qd, qdd = polynomial_csv(t, model)
+    (tmp_path / "p.csv").write_text(text)
+    _, whole, chunks = read_all(tmp_path / "p.csv", model)
+    assert len(chunks) == 2  # one block; the last two samples wait for the end of the input
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 300)
+    traj, streamed, chunks = read_all(tmp_path / "p.csv", model)
+    assert len(chunks) > 20 and traj.derived == ("qd", "qdd")
+    assert [c.start for c in chunks] == list(np.cumsum([0] + [len(c) for c in chunks[:-1]]))
+    for x in ("time", "q", "qd", "qdd"):
+        np.testing.assert_array_equal(streamed[x], whole[x])
+    np.testing.assert_array_equal(whole["q"], q)
+    h = np.diff(t).max()
+    assert np.abs(whole["qd"] - qd).max() < 50 * h**2 * np.abs(q).max()
+    assert np.abs(whole["qdd"][2:-2] - qdd[2:-2]).max() < 50 * h * np.abs(q).max()
+
+
+def test_qdd_derived_from_given_qd(tmp_path):
+    model = load_urdf(ROBOTS / "planar2.urdf")
+    t = np.linspace(0, 1, 21)
+    lines = ["time,q_shoulder,q_elbow,qd_shoulder,qd_elbow"]
+    lines += [f"{x!r},0,0,{2 * x!r},{x * x!r}" for x in map(float, t)]
+    (tmp_path / "v.csv").write_text("\n".join(lines) + "\n")
+    traj, data, _ = read_all(tmp_path / "v.csv", model)
+    assert traj.derived == ("qdd",)
+    np.testing.assert_allclose(data["qdd"], np.column_stack([np.full(21, 2.0), 2 * t]), atol=1e-9)

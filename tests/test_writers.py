@@ -1,0 +1,174 @@
+"""Tables out: every double read back bit for bit in its shortest form, one notation per file,
+bounded memory in the writer thread, and files that are whole or absent, whatever kills the process."""
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from conftest import ROBOTS
+from rnea_cli import writers
+from rnea_cli.writers import TableWriter
+
+doubles = arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 4)),
+                 elements=st.floats(allow_nan=False, allow_infinity=False, width=64))
+
+
+def written(blocks, background=False):
+    stream = io.BytesIO()
+    names = [f"c{k}" for k in range(blocks[0].shape[1])]
+    with TableWriter(stream, "csv", names, [(n,) for n in names], background=background) as writer:
+        for block in blocks:
+            writer.write(block)
+    lines = stream.getvalue().decode().splitlines()
+    assert lines[0] == ",".join(names)
+    return lines[1:]
+
+
+@given(doubles)
+@settings(max_examples=200, deadline=None)
+def test_csv_output_reads_back_bit_for_bit(block):
+    back = np.array([[float(x) for x in line.split(",")] for line in written([block])])
+    assert back.tobytes() == block.tobytes()
+
+
+def significant_digits(text):
+    mantissa = text.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0").rstrip("0")
+    return len(mantissa)
+
+
+@given(doubles)
+@settings(max_examples=100, deadline=None)
+def test_csv_output_has_the_shortest_round_trip_digits(block):
+    """As many significant digits as Python's repr, which is the shortest that reads back exactly."""
+    cells = [c for line in written([block]) for c in line.split(",")]
+    assert [significant_digits(c) for c in cells] == [significant_digits(repr(float(x))) for x in block.ravel()]
+
+
+def test_a_file_has_one_float_notation_whatever_its_blocks():
+    """Blocks of any size, in the writer thread or not, give the text of the whole table written at once."""
+    rng = np.random.default_rng(9)
+    block = rng.standard_normal((9000, 5)) * 10.0 ** rng.integers(-30, 30, (9000, 5))
+    whole = written([block])
+    for cuts in ([1, 2, 5000], [4000, 4001], [8999]):
+        parts = np.split(block, cuts)
+        assert written(parts, background=True) == whole
+        assert written(parts) == whole
+    assert {"0.00001", "1e-7"} <= {c for line in written([np.array([[1e-5, 1e-7]])]) for c in line.split(",")}
+
+
+class ManualPool:
+    """A stand-in for the writer's thread: a job runs when its result is asked for, or never if cancelled."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def submit(self, fn, *args):
+        job = ManualJob(fn, args)
+        self.jobs.append(job)
+        return job
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        for job in self.jobs:
+            if cancel_futures and not job.ran:
+                job.cancelled = True
+
+
+class ManualJob:
+    def __init__(self, fn, args):
+        self.fn, self.args, self.ran, self.cancelled = fn, args, False, False
+
+    def done(self):
+        return self.ran
+
+    def result(self):
+        if not self.ran and not self.cancelled:
+            self.ran = True
+            self.fn(*self.args)
+
+
+def test_the_writer_queue_is_bounded_and_dropped_on_an_error(monkeypatch):
+    """At most IN_FLIGHT_BYTES of blocks wait for the writer thread; on an error the blocks not
+    yet written are dropped; a failed write raises at a later write()."""
+    monkeypatch.setattr(writers, "IN_FLIGHT_BYTES", 10 * 8 * 2 * 1000)  # ten blocks of 1000 x 2
+    block = np.ones((1000, 2))
+    stream = io.BytesIO()
+    with pytest.raises(RuntimeError, match="stop"):
+        with TableWriter(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True) as writer:
+            writer._pool = pool = ManualPool()
+            for k in range(30):
+                writer.write(block)
+                waiting = [job for job in pool.jobs if not job.ran]
+                assert len(waiting) == min(k + 1, 10)  # blocks are written only to make room
+            raise RuntimeError("stop")  # e.g. a bad row further on
+    assert stream.getvalue().count(b"\n") == 1 + 20 * 1000  # the header and the 20 blocks written
+
+    class Full(io.BytesIO):
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    writer = TableWriter(writers._Checked(Full(), "out.csv"), "csv", ["a", "b"], [("a",), ("b",)], background=True)
+    writer._pool = ManualPool()
+    with pytest.raises(writers.RneaError, match="out.csv: cannot write: No space left on device"):
+        for _ in range(12):
+            writer.write(block)
+
+
+def start_writing(tmp_path, extra=()):
+    """`rnea torques` from a pipe into tmp_path/out.csv, stopped mid-run with its output open and
+    partly written: (process, the pipe's writing end)."""
+    rows = "".join(f"{k * 1e-3!r},{k * 1e-4!r},{-k * 1e-4!r}\n" for k in range(400_000))  # ~11 MB
+    proc = subprocess.Popen([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques",
+                             str(ROBOTS / "planar2.urdf"), "-", "--input-format", "csv", "-o",
+                             str(tmp_path / "out.csv"), "-q", *extra], stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path)
+    proc.stdin.write(b"time,q_shoulder,q_elbow\n" + rows.encode())
+    proc.stdin.flush()  # more than a block: the first is computed and written, then it waits for more
+    fd_dir = f"/proc/{proc.pid}/fd"
+    for _ in range(6000):  # until a file of ours is open and holds rows (at most a minute)
+        for fd in os.listdir(fd_dir) if os.path.isdir(fd_dir) else []:
+            target = os.readlink(os.path.join(fd_dir, fd)) if os.path.exists(os.path.join(fd_dir, fd)) else ""
+            if target.startswith(str(tmp_path)) and os.stat(os.path.join(fd_dir, fd)).st_size > 0:
+                return proc
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.01)
+    pytest.fail("the output was never started")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see the output being written")
+@pytest.mark.parametrize("signum, status", [(signal.SIGKILL, -9), (signal.SIGTERM, -15), (signal.SIGHUP, -1),
+                                            (signal.SIGINT, 130)])
+def test_a_signal_mid_write_leaves_nothing_behind(tmp_path, signum, status):
+    proc = start_writing(tmp_path)
+    proc.send_signal(signum)
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    assert proc.wait(60) == status
+    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
+    if signum == signal.SIGINT:
+        assert proc.stderr.read().decode() == "rnea: interrupted\n"
+
+
+def test_a_complete_output_replaces_an_old_one_with_the_umask(tmp_path):
+    old_umask = os.umask(0o027)
+    try:
+        (tmp_path / "out.csv").write_text("old\n")
+        code = subprocess.run([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques",
+                               str(ROBOTS / "planar2.urdf"), str(ROBOTS / "planar2_traj.csv"), "-o",
+                               str(tmp_path / "out.csv"), "-q"], capture_output=True, text=True)
+    finally:
+        os.umask(old_umask)
+    assert code.returncode == 0, code.stderr
+    assert (tmp_path / "out.csv").read_text().startswith("time,tau_")
+    assert os.listdir(tmp_path) == ["out.csv"]
+    assert (tmp_path / "out.csv").stat().st_mode & 0o777 == 0o640
