@@ -130,12 +130,8 @@ def machine():
 
 
 def csv_reader():
-    """Which parser reads plain CSV blocks: the C extension when it was built, else polars."""
-    try:
-        from rnea_cli import _csvfast  # noqa: F401
-    except ImportError:
-        return "polars, Python for small blocks (the C extension rnea_cli._csvfast is not built)"
-    return "C (rnea_cli._csvfast); polars, or Python for small blocks, for the blocks it leaves"
+    """Which parser reads CSV blocks."""
+    return "polars (every block; rows shape-checked first)"
 
 
 # -- input files ---------------------------------------------------------------------------------
@@ -172,7 +168,7 @@ def ensure_trajectory(path, rows, joint_names, block_rows=250_000):
     """Write `rows` samples to `path` (streamed, every float in shortest round-trip form, by
     rnea's own CSV writer), unless a file with the same header, row count, first and last rows
     is already there (the last row catches a file cut short or a changed generator)."""
-    from rnea_cli.output import TableWriter
+    from rnea_cli.writers import TableWriter
 
     header = trajectory_header(joint_names)
 
@@ -341,7 +337,6 @@ def engine(urdf, samples=100_000, loop_samples=20_000):
 def end_to_end(rows):
     """Wall time and peak RSS of the pandas+Pinocchio baseline script and of `rnea torques`, same file."""
     from rnea_cli import load_urdf, rnea
-    from rnea_cli.compute import Options, torque_columns
     from rnea_cli.trajectory import open_trajectory
 
     model = load_urdf(ARM)
@@ -355,7 +350,7 @@ def end_to_end(rows):
 
     # the two outputs agree, column by joint name
     base, ours = read_csv_columns(base_out), read_csv_columns(ours_out)
-    names = torque_columns(model, True, Options())[0]  # time, tau_<joint>...
+    names = ["time"] + [f"tau_{j}" for j in model.joint_names]
     if not list(ours) == names or sorted(base) != sorted(names):
         raise RuntimeError(f"unexpected output columns: baseline {list(base)}, ours {list(ours)}")
     tau_ours = np.column_stack([ours[c] for c in names[1:]])

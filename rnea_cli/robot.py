@@ -15,5 +15,6 @@ def load_robot(path, *, xacro_args=(), package_paths=(), fixed_joints=False):
     if is_xacro(path):
         from .xacro_expand import expand
 
-        return load_urdf(expand(path, xacro_args, package_paths), fixed_joints=fixed_joints, label=str(path))
+        return load_urdf(expand(path, xacro_args, package_paths), fixed_joints=fixed_joints,
+                         label=f"{path} (expanded by xacro)")
     return load_urdf(path, fixed_joints=fixed_joints)

@@ -125,13 +125,13 @@ class _BlockParser:
         """(N, len(wanted)) floats of a block of whole lines, column-major."""
         if self.spaces:  # runs of spaces and tabs are one delimiter; none at the ends of a line
             block = re.sub(rb"[ \t]+", b" ", re.sub(rb"[ \t\r]*\n[ \t]*", b"\n", block)).lstrip(b" ")
-        rows = block.count(b"\n")
-        quoted = b'"' in block
-        sep = self.sep.encode()
-        if not quoted:
-            shaped = block.count(sep) == rows * (self.ncols - 1)
+        a = np.frombuffer(block, np.uint8)  # numpy counts several times faster than bytes.count, without the GIL
+        rows = int(np.count_nonzero(a == 10))
+        sep = ord(self.sep)
+        if b'"' not in block:
+            shaped = int(np.count_nonzero(a == sep)) == rows * (self.ncols - 1)
         else:
-            shaped = _quoted_shape_ok(block, sep, rows, self.ncols)
+            shaped = _quoted_shape_ok(a, sep, rows, self.ncols)
         values = self._polars(block, rows) if shaped else None
         if values is None:
             _locate(self.label, line, block, self.header, self.wanted, self.sep, "polars could not read it")
@@ -162,15 +162,14 @@ def _finite(values, rows):
     return values if len(values) == rows and np.isfinite(values).all() else None
 
 
-def _quoted_shape_ok(block, sep, rows, ncols):
-    """Every line of a block with quotes has ncols - 1 delimiters outside quotes, and no quote is
-    open at a line's end (a quoted cell may not run on to the next line)."""
-    a = np.frombuffer(block, np.uint8)
+def _quoted_shape_ok(a, sep, rows, ncols):
+    """Every line of a block with quotes (its bytes a) has ncols - 1 delimiters outside quotes, and
+    no quote is open at a line's end (a quoted cell may not run on to the next line)."""
     inside = np.logical_xor.accumulate(a == ord('"'))  # a doubled quote "" toggles twice
     ends = np.flatnonzero((a == 10) & ~inside)
     if len(ends) != rows:
         return False
-    delimiters = np.flatnonzero((a == sep[0]) & ~inside)
+    delimiters = np.flatnonzero((a == sep) & ~inside)
     per_line = np.diff(np.searchsorted(delimiters, ends), prepend=0)
     return bool((per_line == ncols - 1).all())
 

@@ -1,0 +1,300 @@
+"""ROS bags (ROS 1 .bag, ROS 2 folders, .db3 and .mcap files), read with rosbags.
+
+sensor_msgs/JointState: joints matched by name. Messages carrying different subsets of the
+joints (two publishers, e.g. an arm at 500 Hz and a gripper at 50 Hz) go onto one time base: the
+stamps of the messages that carry the most of the needed joints; every other joint's position
+(and velocity) is interpolated linearly onto those stamps. Stamps before a joint's first or
+after its last sample are dropped, with a notice (never extrapolated). Time is header.stamp, or
+the log time where every stamp of a publisher is zero; stamps out of order are sorted and
+repeated ones dropped, with a notice. Velocity gives qd where every joint has one (else qd and qdd
+are derived); effort is kept as the measured effort.
+
+trajectory_msgs/JointTrajectory (and moveit_msgs/DisplayTrajectory, whose definition ROS 2 bags
+and MCAP carry): the points of one message (the last by default), with their positions,
+velocities, accelerations and time_from_start.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TrajectoryError, shown
+from . import jointstate
+from .base import Chunk, Trajectory
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+TRAJECTORIES = ("trajectory_msgs/msg/JointTrajectory", "moveit_msgs/msg/DisplayTrajectory")
+READ_AT_ONCE = 1 << 16  # raw messages decoded together
+MAX_VALUES = 1 << 28  # numbers kept from one topic (2 GiB): a bag may be larger than memory, a topic's joints not
+
+
+def open_bag(path, label, coords, layout, topic=None, message=None):
+    reader = _open_reader(path, label)
+    try:
+        connections = _topic(reader, label, topic)
+        kind = connections[0].msgtype
+        where = f"topic {connections[0].topic}"
+        if kind == JOINT_STATE:
+            if message is not None:
+                raise TrajectoryError(label, where, "--message is for a JointTrajectory topic")
+            arrays, notices = _joint_states(reader, connections, label, where, coords, "effort" in layout.groups)
+        else:
+            arrays, notices = _trajectory(reader, connections, label, where, coords, message)
+    finally:
+        reader.close()
+    chosen = ("q",) + tuple(g for g in ("qd", "qdd", "effort") if g in arrays)
+    if "qd" not in arrays:
+        arrays.pop("qdd", None)
+    derived = tuple(g for g in ("qd", "qdd") if g not in arrays)
+    if "base_pose" in layout.groups:
+        raise TrajectoryError(label, where, "a floating base needs its pose, which a bag's joint topic does not "
+                                            "carry")
+    traj = Trajectory(label, True, chosen, derived, notices, unit="message")
+    time = arrays.pop("time")
+    traj.chunks = _chunks(time, arrays)
+    return traj
+
+
+def _chunks(time, arrays, size=1 << 14):
+    for start in range(0, len(time), size):
+        rows = slice(start, start + size)
+        yield Chunk(start, time[rows], {g: np.asfortranarray(x[rows]) for g, x in arrays.items()})
+
+
+def _open_reader(path, label):
+    try:
+        from rosbags.highlevel import AnyReader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise TrajectoryError(label, None, "reading ROS bags needs the rosbags package: pip install rosbags") from None
+    target = Path(path)
+    if target.is_file() and target.suffix in (".db3", ".mcap") and (target.parent / "metadata.yaml").is_file():
+        target = target.parent  # the bag's folder says how its messages are compressed
+    ros1 = target.suffix == ".bag"
+    try:
+        reader = AnyReader([target], default_typestore=get_typestore(Stores.ROS1_NOETIC if ros1 else
+                                                                     Stores.ROS2_HUMBLE))
+        reader.open()
+    except Exception as exc:  # rosbags raises many kinds, each a plain message
+        raise TrajectoryError(label, None, f"not a readable ROS bag: {_why(exc)}") from None
+    return reader
+
+
+def _why(exc):
+    text = str(exc).strip().split("\n")[0] or type(exc).__name__
+    return text[:300]
+
+
+def _topic(reader, label, topic):
+    """The connections of the topic to read: the one asked for, or the only joint topic."""
+    wanted = (JOINT_STATE,) + TRAJECTORIES
+    listing = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections[:12]) or "none"
+    if topic is not None:
+        found = [c for c in reader.connections if c.topic == topic]
+        if not found:
+            raise TrajectoryError(label, None, f"no topic {shown(topic)}; the bag has {listing}")
+        if found[0].msgtype not in wanted:
+            raise TrajectoryError(label, f"topic {topic}", f"holds {found[0].msgtype}, not JointState or "
+                                                          "JointTrajectory")
+        return found
+    topics = sorted({c.topic for c in reader.connections if c.msgtype in wanted})
+    if len(topics) > 1:
+        raise TrajectoryError(label, None, f"several joint topics ({', '.join(topics)}): pick one with --topic")
+    if not topics:
+        raise TrajectoryError(label, None, f"no JointState or JointTrajectory topic; the bag has {listing}")
+    return [c for c in reader.connections if c.topic == topics[0]]
+
+
+def _joint_states(reader, connections, label, where, coords, want_effort):
+    """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices."""
+    ros1 = not reader.is2
+    decoded, raws, times, count = [], [], [], 0
+    try:
+        for _, log_time, raw in reader.messages(connections=connections):
+            raws.append(raw)
+            times.append(log_time)
+            if len(raws) == READ_AT_ONCE:
+                decoded += _decode(raws, times, ros1, label, where, count)
+                count += len(raws)
+                raws, times = [], []
+                _check_size(decoded, label, where)
+    except TrajectoryError:
+        raise
+    except Exception as exc:
+        raise TrajectoryError(label, where, f"cannot read message {count + len(raws)}: {_why(exc)}") from None
+    decoded += _decode(raws, times, ros1, label, where, count)
+    if not decoded:
+        raise TrajectoryError(label, where, "no messages")
+    return _merge(_by_names(decoded), label, where, coords, want_effort)
+
+
+def _decode(raws, times, ros1, label, where, offset):
+    try:
+        return jointstate.decode(raws, times, ros1)
+    except ValueError as exc:
+        k, why = exc.args
+        raise TrajectoryError(label, where, f"message {offset + k} is not a JointState: {why}") from None
+
+
+def _check_size(decoded, label, where):
+    if sum(d.position.size * 3 for d in decoded) > MAX_VALUES:
+        raise TrajectoryError(label, where, f"more than {MAX_VALUES:,} joint values on one topic: split the bag")
+
+
+def _by_names(decoded):
+    """The decoded batches merged per set of names, in reading order."""
+    groups = {}
+    for d in decoded:
+        groups.setdefault(frozenset(d.names), []).append(d)
+    out = []
+    for batches in groups.values():
+        names = batches[0].names
+        perms = [[b.names.index(n) for n in names] for b in batches]
+
+        def joined(key):
+            parts = [getattr(b, key) for b in batches]
+            return None if any(p is None for p in parts) else np.concatenate([p[:, k] for p, k in zip(parts, perms)])
+
+        out.append(jointstate.Decoded(names, np.concatenate([b.index for b in batches]),
+                                      np.concatenate([b.log_time for b in batches]),
+                                      np.concatenate([b.stamp for b in batches]), joined("position"),
+                                      joined("velocity"), joined("effort")))
+    return out
+
+
+def _merge(groups, label, where, coords, want_effort):
+    needed = coords.joint_names
+    notices = []
+    carries = [sum(name in set(g.names) for name in needed) for g in groups]
+    if not any(carries):
+        raise TrajectoryError(label, where, f"no message names a joint of the robot (it publishes "
+                                            f"{', '.join(shown(n)[1:-1] for n in groups[0].names[:8])})")
+    for g in groups:
+        _sorted_times(g, notices)
+    origin = min(int(g.stamp[0]) for g in groups)  # time 0: the first stamp (seconds of int64 ns stay exact)
+    for g in groups:
+        g.time = (g.stamp - origin) * 1e-9
+    best = max(range(len(groups)), key=lambda k: (carries[k], len(groups[k].index)))
+    base = groups[best]
+    source = {}  # joint -> the group it is read from: the base, else the group with most messages
+    for name in needed:
+        holders = [g for g in groups if name in g.names]
+        if not holders:
+            raise TrajectoryError(label, where, f"joint {shown(name)} is in no message")
+        source[name] = base if base in holders else max(holders, key=lambda g: len(g.index))
+    t = base.time
+    keep = np.ones(len(t), bool)
+    for g in {id(g): g for g in source.values()}.values():
+        if g is not base:
+            keep &= (t >= g.time[0]) & (t <= g.time[-1])
+    if not keep.any():
+        raise TrajectoryError(label, where, "the publishers' messages do not overlap in time")
+    if not keep.all():
+        notices.append(f"{int((~keep).sum())} stamps of {len(t)} dropped where another publisher's joints have "
+                       "no sample before or after them (no extrapolation)")
+    t = t[keep]
+    arrays = {"time": t}
+    for key, group_key in (("q", "position"), ("qd", "velocity"), ("effort", "effort")):
+        if key == "effort" and not want_effort:
+            continue
+        columns = []
+        for name in needed:
+            g = source[name]
+            values = getattr(g, group_key)
+            if values is None:
+                columns = None
+                break
+            x = values[:, g.names.index(name)]
+            columns.append(x[keep] if g is base else np.interp(t, g.time, x))
+        if columns is not None:
+            arrays[key] = np.column_stack(columns) if columns else np.empty((len(t), 0))
+    others = len({id(g) for g in source.values()}) - 1
+    if others:
+        notices.append(f"{sum(source[n] is not base for n in needed)} joints interpolated onto the stamps of "
+                       f"the publisher of {len(base.names)} joints ({len(t)} messages)")
+    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {origin / 1e9:.9f} s"
+                   + ("; velocities from the messages" if "qd" in arrays else ""))
+    return arrays, notices
+
+
+def _sorted_times(g, notices):
+    """The group's messages sorted by stamp (ns; the log time where every stamp is zero), repeated
+    stamps dropped."""
+    if not g.stamp.any():
+        notices.append(f"header stamps are zero for the publisher of {', '.join(g.names[:3])}: its log times "
+                       "are used")
+        g.stamp = g.log_time
+    order = np.argsort(g.stamp, kind="stable")
+    if (order != np.arange(len(order))).any():
+        notices.append(f"{int((np.diff(g.stamp) < 0).sum())} stamps out of order: sorted")
+    stamp = g.stamp[order]
+    unique = np.concatenate([[True], np.diff(stamp) > 0])
+    if not unique.all():
+        notices.append(f"{int((~unique).sum())} messages with a repeated stamp dropped")
+    order = order[unique]
+    for key in ("position", "velocity", "effort", "index", "log_time", "stamp"):
+        value = getattr(g, key)
+        if value is not None:
+            setattr(g, key, value[order])
+
+
+def _trajectory(reader, connections, label, where, coords, message):
+    """{'time', 'q', ['qd'], ['qdd']} of one JointTrajectory (or DisplayTrajectory) message."""
+    count = sum(c.msgcount for c in connections)
+    if count == 0:
+        raise TrajectoryError(label, where, "no messages")
+    k = count - 1 if message is None else message
+    if k >= count:
+        raise TrajectoryError(label, where, f"--message {k}: the topic has {count} messages (0 to {count - 1})")
+    try:
+        for i, (connection, _, raw) in enumerate(reader.messages(connections=connections)):
+            if i == k:
+                msg = reader.deserialize(raw, connection.msgtype)
+                break
+    except Exception as exc:
+        raise TrajectoryError(label, where, f"cannot read message {k}: {_why(exc)}") from None
+    if connections[0].msgtype == TRAJECTORIES[1]:  # DisplayTrajectory: its RobotTrajectories, one after another
+        parts = [robot.joint_trajectory for robot in msg.trajectory]
+    else:
+        parts = [msg]
+    arrays = _points(parts, label, f"{where}, message {k}", coords)
+    return arrays, [f"{where}: message {k} of {count}, {len(arrays['time'])} points"]
+
+
+def _points(parts, label, where, coords):
+    needed = coords.joint_names
+    time, columns = [], {"q": [], "qd": [], "qdd": []}
+    offset = 0.0
+    for part in parts:
+        names = list(part.joint_names)
+        missing = [n for n in needed if n not in names]
+        if missing:
+            raise TrajectoryError(label, where, f"joint {shown(missing[0])} is not among the trajectory's "
+                                                f"joint_names")
+        index = [names.index(n) for n in needed]
+        for p, point in enumerate(part.points):
+            time.append(offset + point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec)
+            for key, field in (("q", "positions"), ("qd", "velocities"), ("qdd", "accelerations")):
+                values = np.asarray(getattr(point, field), dtype=float)
+                columns[key].append(values[index] if len(values) == len(names) else None)
+        offset = time[-1] if time else offset
+    if not time:
+        raise TrajectoryError(label, where, "no points")
+    if any(x is None for x in columns["q"]):
+        raise TrajectoryError(label, where, "a point has no position for every joint")
+    arrays = {"time": np.array(time)}
+    if len(time) > 1 and not (np.diff(arrays["time"]) > 0).all():
+        k = int(np.argmin(np.diff(arrays["time"]) > 0)) + 1
+        raise TrajectoryError(label, f"{where}, point {k}", "time_from_start does not increase")
+    for key, values in columns.items():
+        if all(x is not None for x in values):
+            arrays[key] = np.array(values).reshape(len(time), len(needed))
+    for key, x in arrays.items():
+        if not np.isfinite(x).all():
+            raise TrajectoryError(label, where, f"a point's {key} is not finite")
+    return arrays
+
+
+def is_bag(path):
+    return os.path.isdir(path) or str(path).lower().endswith((".bag", ".db3", ".mcap"))

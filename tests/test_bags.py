@@ -1,0 +1,189 @@
+"""ROS bags in (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
+one or two publishers, JointTrajectory and DisplayTrajectory; bad bags give one line, exit 2."""
+
+import os
+
+import numpy as np
+import polars as pl
+import pytest
+
+from bagfiles import FORMATS, JOINT_STATE, JOINT_TRAJECTORY, T0, BagWriter, bag_path, write_joint_states
+from conftest import ROBOTS, columns as read_csv, run
+from oracle import assert_matches, pin_model, pin_rnea
+from rnea_cli import load_urdf
+
+ARM = ROBOTS / "arm7.urdf"
+MODEL = load_urdf(ARM)
+JOINTS = MODEL.joint_names
+FRAME = pl.read_csv(ROBOTS / "arm7_traj.csv")
+TIME = FRAME["time"].to_numpy()
+Q, QD, QDD = (FRAME.select([f"{p}_{j}" for j in JOINTS]).to_numpy() for p in ("q", "qd", "qdd"))
+
+
+def torques(*args):
+    result = run("torques", *args)
+    assert result.exit_code == 0, result.stderr
+    return read_csv(result.stdout), result.stderr
+
+
+def tau_of(out):
+    return np.column_stack([out[f"tau_{j}"] for j in JOINTS])
+
+
+def csv_of(tmp_path, time, q, qd=None):
+    cols = {"time": time, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}}
+    if qd is not None:
+        cols |= {f"qd_{j}": qd[:, i] for i, j in enumerate(JOINTS)}
+    path = tmp_path / "same.csv"
+    pl.DataFrame(cols).write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_joint_states_in_any_name_order_give_the_csv_torques(tmp_path, fmt):
+    """Names listed in reverse (or alphabetically, as the UR driver does): matched by name; velocity
+    from the messages, qdd derived; the same torques as the CSV of the same samples."""
+    bag = write_joint_states(bag_path(tmp_path, fmt), fmt, JOINTS, TIME, Q, QD, effort=2 * QD, order=range(6, -1, -1))
+    ours, report = torques(ARM, bag)
+    expected, _ = torques(ARM, csv_of(tmp_path, TIME, Q, QD))
+    np.testing.assert_allclose(ours["time"], expected["time"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)
+    assert "note: topic /joint_states: 401 JointState messages" in report and "velocities from the messages" in report
+    if fmt == "mcap":  # the .mcap file itself, and the .db3 of a sqlite3 bag, are bags too
+        assert tau_of(torques(ARM, next(bag.glob("*.mcap")))[0]).tobytes() == tau_of(ours).tobytes()
+
+
+@pytest.mark.parametrize("fmt", ["ros1", "mcap"])
+def test_two_publishers_are_merged_onto_the_stamps_of_the_larger(tmp_path, fmt):
+    """Joints 1-6 at 500 Hz, joint 7 at 50 Hz (a gripper): joint 7 is interpolated onto the
+    arm's stamps; arm stamps outside the gripper's span are dropped, with a notice."""
+    t_arm = np.arange(0, 2.0, 0.002)
+    t_grip = np.arange(0.01, 1.99, 0.02)
+    q_of = lambda t: np.column_stack([np.sin((i + 1) * t) for i in range(7)])  # noqa: E731
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    events = [(T0 + int(round(t * 1e9)), JOINTS[:6], q_of(np.array([t]))[0, :6]) for t in t_arm]
+    events += [(T0 + int(round(t * 1e9)) + 7, JOINTS[6:], q_of(np.array([t]))[0, 6:]) for t in t_grip]
+    for stamp, names, q in sorted(events, key=lambda e: e[0]):
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, names, q))
+    writer.close()
+    ours, report = torques(ARM, path)
+    keep = (t_arm >= t_grip[0] + 7e-9) & (t_arm <= t_grip[-1] + 7e-9)
+    t = t_arm[keep]
+    q = q_of(t)
+    q[:, 6] = np.interp(t, t_grip + 7e-9, q_of(t_grip)[:, 6])
+    expected, _ = torques(ARM, csv_of(tmp_path, t - t_arm[0], q))
+    np.testing.assert_allclose(ours["time"], t - t_arm[0], atol=1e-9)
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-7, atol=1e-7)
+    assert f"{int((~keep).sum())} stamps of {len(t_arm)} dropped" in report
+    assert "1 joints interpolated onto the stamps of the publisher of 6 joints" in report
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_joint_trajectory_with_accelerations_matches_pinocchio(tmp_path, fmt):
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    for k, scale in enumerate((0.5, 1.0, 2.0)):  # three plans; the last is read by default
+        writer.add("/arm_controller/joint_trajectory", JOINT_TRAJECTORY, T0 + k,
+                   writer.joint_trajectory(JOINTS[::-1], TIME[:50], scale * Q[:50, ::-1], QD[:50, ::-1], QDD[:50, ::-1]))
+    writer.close()
+    ours, report = torques(ARM, path)
+    reference = pin_rnea(pin_model(ARM), JOINTS, 2.0 * Q[:50], QD[:50], QDD[:50])
+    assert_matches(tau_of(ours), reference)
+    assert "message 2 of 3, 50 points" in report
+    first, report = torques(ARM, path, "--message", "0")
+    assert_matches(tau_of(first), pin_rnea(pin_model(ARM), JOINTS, 0.5 * Q[:50], QD[:50], QDD[:50]))
+    result = run("torques", ARM, path, "--message", "3")
+    assert result.exit_code == 2 and "--message 3: the topic has 3 messages (0 to 2)" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["sqlite3", "mcap"])
+def test_a_moveit_display_trajectory_from_the_definition_in_the_bag(tmp_path, fmt):
+    """The reader knows no moveit_msgs: the bag carries the definition. Two segments run one after the other."""
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    first = writer.joint_trajectory(JOINTS, TIME[:20], Q[:20], QD[:20], QDD[:20])
+    second = writer.joint_trajectory(JOINTS, TIME[21:40] - TIME[20], Q[21:40], QD[21:40], QDD[21:40])
+    writer.add("/display_planned_path", "moveit_msgs/msg/DisplayTrajectory", T0, writer.display_trajectory([first, second]))
+    writer.close()
+    ours, report = torques(ARM, path)
+    rows = list(range(20)) + list(range(21, 40))
+    assert_matches(tau_of(ours), pin_rnea(pin_model(ARM), JOINTS, Q[rows], QD[rows], QDD[rows]))
+    np.testing.assert_allclose(ours["time"], np.concatenate([TIME[:20], TIME[21:40] - TIME[20] + TIME[19]]), atol=1e-9)
+
+
+def test_stamps_zero_out_of_order_or_repeated(tmp_path):
+    path = bag_path(tmp_path, "mcap")
+    writer = BagWriter(path, "mcap")
+    order = list(range(100))
+    order[10], order[11] = 11, 10  # two messages swapped
+    for i, k in enumerate(order + [50]):  # logged in this order, and one stamp twice
+        writer.add("/joint_states", JOINT_STATE, T0 + i, writer.joint_state(T0 + int(TIME[k] * 1e9), JOINTS, Q[k]))
+    writer.close()
+    out, report = torques(ARM, path)
+    assert len(out["time"]) == 100 and "2 stamps out of order: sorted" in report
+    assert "1 messages with a repeated stamp dropped" in report
+    zero = bag_path(tmp_path, "ros1", "zero")
+    writer = BagWriter(zero, "ros1")
+    for k in range(50):
+        writer.add("/joint_states", JOINT_STATE, T0 + int(TIME[k] * 1e9), writer.joint_state(0, JOINTS, Q[k]))
+    writer.close()
+    out, report = torques(ARM, zero)
+    assert "header stamps are zero" in report and "log times are used" in report
+    np.testing.assert_allclose(out["time"], TIME[:50], atol=1e-9)
+
+
+def one_topic_bag(tmp_path, fmt, topics):
+    tmp_path.mkdir(exist_ok=True)
+    path = bag_path(tmp_path, fmt, "many")
+    writer = BagWriter(path, fmt)
+    for topic, msgtype in topics:
+        if msgtype == JOINT_STATE:
+            msg = writer.joint_state(T0, JOINTS[:3], Q[0, :3])
+        elif msgtype == JOINT_TRAJECTORY:
+            msg = writer.joint_trajectory(JOINTS, TIME[:3], Q[:3])
+        else:
+            msg = writer.store.types["std_msgs/msg/String"](data="hello")
+        writer.add(topic, msgtype, T0, msg)
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bad_bags_are_one_line_naming_file_and_topic(tmp_path, fmt):
+    good = write_joint_states(bag_path(tmp_path, fmt), fmt, JOINTS, TIME, Q)
+    cases = []
+    target = good if fmt == "ros1" else next(p for p in good.iterdir() if p.suffix in (".db3", ".mcap"))
+    data = target.read_bytes()
+    cut = tmp_path / ("cut" + target.suffix)
+    cut.write_bytes(data[: len(data) // 2])
+    cases.append((cut, ["not a readable ROS bag"]))
+    cases.append((good, None))  # read with a topic that is not there, below
+    chatter = one_topic_bag(tmp_path, fmt, [("/chatter", "std_msgs/msg/String")])
+    cases.append((chatter, ["no JointState or JointTrajectory topic; the bag has /chatter (std_msgs/msg/String)"]))
+    two = one_topic_bag(tmp_path / "2", fmt, [("/a/joint_states", JOINT_STATE), ("/b/joint_states", JOINT_STATE)])
+    cases.append((two, ["several joint topics (/a/joint_states, /b/joint_states): pick one with --topic"]))
+    partial = one_topic_bag(tmp_path / "3", fmt, [("/joint_states", JOINT_STATE)])
+    cases.append((partial, ["topic /joint_states: joint 'arm7_joint4' is in no message"]))
+    for path, messages in cases:
+        if messages is None:
+            result = run("torques", ARM, path, "--topic", "/nope", "-o", tmp_path / "out.csv")
+            messages = ["no topic '/nope'; the bag has /joint_states (sensor_msgs/msg/JointState)"]
+        else:
+            result = run("torques", ARM, path, "-o", tmp_path / "out.csv")
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert all(m in result.stderr for m in messages), result.stderr
+        assert not (tmp_path / "out.csv").exists()
+    result = run("torques", ARM, chatter, "--topic", "/chatter")
+    assert result.exit_code == 2 and "topic /chatter: holds std_msgs/msg/String, not JointState" in result.stderr
+
+
+def test_measured_effort_comes_with_the_messages(tmp_path):
+    """effort_<joint> of a JointState is the measured effort `rnea compare` reads."""
+    from rnea_cli.trajectory import open_trajectory
+
+    bag = write_joint_states(bag_path(tmp_path, "mcap"), "mcap", JOINTS, TIME, Q, QD, effort=3 * QD)
+    traj = open_trajectory(bag, MODEL, effort=True)
+    chunks = list(traj.chunks)
+    np.testing.assert_array_equal(np.concatenate([c.data["effort"] for c in chunks]), 3 * QD)
+    assert os.path.isdir(bag)
