@@ -1,10 +1,13 @@
 """Actuator terms, opt-in and kept apart from the rigid-body torque: joint friction (URDF
-<dynamics damping friction>) and per-joint drives from a YAML file (gear ratio, rotor inertia,
-friction).
+<dynamics damping friction>) and per-joint drives from a YAML file.
 
     friction  = damping qd + friction sign(qd)      sign(0) = 0: no torque at rest (no stiction model)
     armature  = ratio^2 rotor_inertia qdd            the rotor's inertia seen at the joint
-    motor     = (tau + friction + armature) / ratio  torque at the motor shaft
+    effort    = tau + friction + armature            what the drive delivers at the joint
+    motor     = effort / (ratio eta)  when the motor drives the load (effort qd >= 0: at rest too),
+                effort eta / ratio    when the load drives the motor back (effort qd < 0)
+    speed     = ratio qd                             at the motor, rad/s
+    current   = motor / torque_constant              A
 """
 
 from dataclasses import dataclass
@@ -14,7 +17,10 @@ import numpy as np
 from .errors import RneaError
 from .jointfile import read_joint_file
 
-KEYS = ("gear_ratio", "rotor_inertia", "viscous", "coulomb")
+KEYS = ("gear_ratio", "rotor_inertia", "viscous", "coulomb", "efficiency", "torque_constant", "peak_torque",
+        "continuous_torque", "thermal_window", "max_speed", "envelope")
+POSITIVE = ("gear_ratio", "torque_constant", "peak_torque", "continuous_torque", "thermal_window", "max_speed")
+HUGE = 1e150  # a drive value whose products with a motion's values could overflow
 
 
 @dataclass(frozen=True)
@@ -23,16 +29,27 @@ class Drive:
     rotor_inertia: float = 0.0  # kg m^2 (or kg for a linear motor), at the motor
     viscous: float = 0.0  # joint side, N m s/rad (N s/m)
     coulomb: float = 0.0  # joint side, N m (N)
+    efficiency: float = 1.0  # of the gearbox, 0 < eta <= 1
+    torque_constant: float | None = None  # N m / A
+    peak_torque: float | None = None  # at the motor, N m
+    continuous_torque: float | None = None  # RMS at the motor, N m: over the run, or over thermal_window
+    thermal_window: float | None = None  # s
+    max_speed: float | None = None  # at the motor, rad/s
+    envelope: tuple | None = None  # ((speed, peak torque), ...) at the motor, speeds increasing
 
     @property
     def armature(self):
         """Reflected inertia ratio^2 J_m (Pinocchio's model.armature)."""
         return self.gear_ratio**2 * self.rotor_inertia
 
+    def available(self, speed):
+        """The peak torque the envelope allows at motor speeds |speed| (0 beyond its last speed)."""
+        points = np.array(self.envelope)
+        return np.interp(np.abs(speed), points[:, 0], points[:, 1], right=0.0)
+
 
 def load_drives(path, coords):
-    """{joint: Drive} from YAML `joint: {gear_ratio: .., rotor_inertia: .., viscous: .., coulomb: ..}`."""
-    drives = {}
+    """{joint: Drive} from YAML `joint: {gear_ratio: .., rotor_inertia: .., ...}`, every value checked."""
     followers = set(getattr(coords, "followers", ()))
 
     def why_not(name):
@@ -40,13 +57,46 @@ def load_drives(path, coords):
             return "it is a mimic follower, moved by its leader's drive (--no-mimic to give it a drive of its own)"
         return None
 
-    for joint, entry in read_joint_file(path, coords.joint_names, KEYS, why_not=why_not).items():
+    drives = {}
+    for joint, entry in read_joint_file(path, coords.joint_names, KEYS, why_not=why_not, lists=("envelope",)).items():
         for key, value in entry.items():
-            if value < 0 or (key == "gear_ratio" and value == 0):
-                raise RneaError(path, f"{joint}.{key}",
-                                f"must be {'positive' if key == 'gear_ratio' else 'at least 0'}")
-        drives[joint] = Drive(**entry)
+            where = f"{joint}.{key}"
+            if key == "envelope":
+                entry[key] = _envelope(path, where, value)
+            elif key in POSITIVE and not value > 0:
+                raise RneaError(path, where, f"must be above 0, got {value!r}")
+            elif key == "efficiency" and not 0 < value <= 1:
+                raise RneaError(path, where, f"must be in (0, 1], got {value!r}")
+            elif value < 0:
+                raise RneaError(path, where, f"must be at least 0, got {value!r}")
+            elif abs(value) > HUGE:
+                raise RneaError(path, where, f"{value!r} is too large: the torques it takes part in would overflow")
+        drive = Drive(**entry)
+        for what, value in (("1 / (gear_ratio efficiency)", 1.0 / (drive.gear_ratio * drive.efficiency)),
+                            ("gear_ratio^2 rotor_inertia", drive.armature), ("gear_ratio", drive.gear_ratio)):
+            if not abs(value) <= HUGE:
+                raise RneaError(path, joint, f"{what} is {value:.3g}: the torques it takes part in would overflow")
+        if drive.thermal_window is not None and drive.continuous_torque is None:
+            raise RneaError(path, f"{joint}.thermal_window", "is the window of continuous_torque, which is not given")
+        drives[joint] = drive
     return drives
+
+
+def _envelope(path, where, value):
+    if not isinstance(value, list) or len(value) < 2:
+        raise RneaError(path, where, "expected a list of at least two [speed, torque] pairs")
+    points = []
+    for k, pair in enumerate(value):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) and
+                                                                  not isinstance(x, bool) for x in pair)):
+            raise RneaError(path, f"{where}[{k}]", "expected [speed, torque], two numbers")
+        speed, torque = (float(x) for x in pair)
+        if not (0 <= speed <= HUGE and 0 <= torque <= HUGE):
+            raise RneaError(path, f"{where}[{k}]", "speed and torque must be finite and at least 0")
+        if points and speed <= points[-1][0]:
+            raise RneaError(path, f"{where}[{k}]", "speeds must increase (the envelope is sorted by speed)")
+        points.append((speed, torque))
+    return tuple(points)
 
 
 def friction(joints, qd, drives=None, urdf=True):
@@ -61,5 +111,19 @@ def armature(joints, qdd, drives):
     return np.array([drives.get(j.name, Drive()).armature for j in joints]) * qdd
 
 
-def motor(joints, tau_total, drives):
-    return tau_total / np.array([drives.get(j.name, Drive()).gear_ratio for j in joints])
+def motor(joints, effort, qd, drives):
+    """Torque at the motor shaft: effort / (ratio eta) driving, effort eta / ratio driven back."""
+    ratio = np.array([drives.get(j.name, Drive()).gear_ratio for j in joints])
+    eta = np.array([drives.get(j.name, Drive()).efficiency for j in joints])
+    driving = effort * qd >= 0
+    return np.where(driving, effort / (ratio * eta), effort * eta / ratio)
+
+
+def motor_speed(joints, qd, drives):
+    return qd * np.array([drives.get(j.name, Drive()).gear_ratio for j in joints])
+
+
+def current(joints, motor_torque, drives):
+    """(N, n) motor current, NaN-free: joints without a torque_constant get 0 (their column is not written)."""
+    kt = np.array([drives.get(j.name, Drive()).torque_constant or 1.0 for j in joints])
+    return motor_torque / kt

@@ -7,6 +7,12 @@ def _limit_text(check, u):
     if check.quantity == "position":
         lower, upper = check.limit
         return f"[{lower:.6g}, {upper:.6g}] {u}"
+    if check.quantity == "envelope":
+        at = f"{check.allowed:.6g} {u} at the worst speed" if check.allowed is not None else "torque-speed curve"
+        return f"{check.margin:g} × envelope: {at}" if check.margin != 1 else f"envelope: {at}"
+    if check.quantity == "motor_rms" and check.window:
+        return f"{check.margin:g} × {check.limit:.6g} {u} per {check.window:g} s" if check.margin != 1 else \
+            f"{check.limit:.6g} {u} per {check.window:g} s"
     if check.margin != 1:
         return f"{check.margin:g} × {check.limit:.6g} {u}"
     return f"{check.limit:.6g} {u}"

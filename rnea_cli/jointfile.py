@@ -4,9 +4,10 @@ from . import safeload
 from .errors import RneaError, shown
 
 
-def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None):
+def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None, lists=()):
     """{joint: {key: float (or None when nullable)}}; errors name the file and the entry.
-    why_not(name): more to say about a name that is not among joint_names, or None."""
+    why_not(name): more to say about a name that is not among joint_names, or None. The keys in
+    `lists` take a list as it is (checked by the caller)."""
     try:
         stream = open(path, "rb")
     except OSError as exc:
@@ -27,9 +28,9 @@ def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None):
         for key, value in entry.items():
             if key not in keys:
                 raise RneaError(path, f"{joint}.{key}", f"unknown key (expected one of {', '.join(keys)})")
-            if value is None and nullable:
+            if (value is None and nullable) or key in lists:
                 continue
             if safeload.number(value) is None:
                 raise RneaError(path, f"{joint}.{key}", safeload.why_not_a_number(value))
-        out[joint] = {k: None if v is None else safeload.number(v) for k, v in entry.items()}
+        out[joint] = {k: v if k in lists else None if v is None else safeload.number(v) for k, v in entry.items()}
     return out

@@ -3,7 +3,10 @@
 Quantities: `effort` (|tau| <= margin * effort), `velocity` (|qd| <= margin * velocity), `position`
 (lower <= q <= upper; revolute and prismatic joints) and `rms_effort` (RMS of tau over the whole
 trajectory <= margin * rms_effort, only when a limits file gives it). tau is the rigid-body torque,
-with friction and armature added when asked for.
+with friction and armature added when asked for. With drives (--actuators): `motor_torque`
+(|motor torque| <= margin * peak_torque), `motor_rms` (its RMS over the run, or over every
+thermal_window, <= margin * continuous_torque), `motor_speed` (|ratio qd| <= margin * max_speed)
+and `envelope` (|motor torque| <= margin * the envelope's torque at that speed).
 """
 
 from dataclasses import dataclass
@@ -12,9 +15,11 @@ import numpy as np
 
 from .errors import RneaError
 from .jointfile import read_joint_file
-from .stats import Peaks
+from .stats import Peaks, ThermalWindow
 
 QUANTITIES = ("effort", "velocity", "position", "rms_effort")
+MOTOR = {"motor_torque": "peak_torque", "motor_rms": "continuous_torque", "motor_speed": "max_speed",
+         "envelope": "envelope"}  # quantity: the drive's key
 EXPECTED = ("effort", "velocity", "position")  # reported as unchecked when a joint has no such limit
 KEYS = ("effort", "velocity", "lower", "upper", "rms_effort")
 
@@ -85,6 +90,8 @@ class Check:
     first_sample: int | None = None
     first_time: float | None = None
     terms: tuple = ()  # effort and rms_effort: what the torque includes besides the rigid body's
+    allowed_at_worst: float | None = None  # envelope: the torque the envelope allows at the worst sample
+    window: float | None = None  # motor_rms: the thermal window (s), None for the whole run
 
     @property
     def ok(self):
@@ -93,6 +100,8 @@ class Check:
     @property
     def allowed(self):
         """What the worst value is measured against: margin * limit, or for position the nearer bound."""
+        if self.quantity == "envelope":
+            return self.allowed_at_worst
         if self.quantity != "position":
             return self.margin * self.limit
         lower, upper = self.limit
@@ -104,11 +113,14 @@ class Check:
         text += f" {self.worst:.6g}"
         if self.quantity == "position":
             text += f" outside [{self.limit[0]:g}, {self.limit[1]:g}]"
+        elif self.quantity == "envelope":
+            text += f" exceeds the {self.allowed:.6g} of the torque-speed envelope" + (
+                f" (margin {self.margin:g})" if self.margin != 1 else "")
         else:
             text += f" exceeds {self.allowed:.6g}" + (f" (margin {self.margin:g} x {self.limit:g})"
                                                       if self.margin != 1 else "")
-        if self.quantity == "rms_effort":
-            return text + " (RMS over the whole trajectory)"
+        if self.quantity in ("rms_effort", "motor_rms"):
+            return text + (f" (RMS over {self.window:g} s)" if self.window else " (RMS over the whole trajectory)")
         text += f" in {self.count} sample{'s' if self.count != 1 else ''}"
         if self.first_sample is not None:
             text += (f", first at t={self.first_time:.6g} s" if time_known and self.first_time is not None
@@ -148,15 +160,33 @@ class LimitCheck:
                               terms=self.effort_terms if on_torque else ())
                 self.checks.append(check)
                 self.plan.append((check, columns[joint.name] if on_torque else i, quantity))
+        for k, joint in enumerate(coords.joints):
+            drive = (drives or {}).get(joint.name)
+            for quantity, key in MOTOR.items() if drive is not None else ():
+                limit = getattr(drive, key)
+                if limit is None:
+                    continue
+                check = Check(joint.name, quantity, limit, margin,
+                              window=drive.thermal_window if quantity == "motor_rms" else None)
+                self.checks.append(check)
+                self.plan.append((check, k, quantity))
+        self.drives = drives or {}
         self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory
+        self._motor = Peaks(coords.n)
+        self._windows = {c.joint: ThermalWindow(c.window) for c, _, q in self.plan if q == "motor_rms" and c.window}
 
     def update(self, block):
         """Check a pipeline Block: its effort, and the motion of every joint (followers expanded)."""
         chunk, tau = block.chunk, block.effort
         self._tau.update(chunk.start, chunk.time, tau)
         q, qd, _ = block.motion
+        if block.motor is not None:
+            self._motor.update(chunk.start, chunk.time, block.motor)
         for check, i, quantity in self.plan:
-            if quantity == "rms_effort":
+            if quantity == "rms_effort" or (quantity == "motor_rms" and not check.window):
+                continue
+            if quantity in MOTOR:
+                self._motor_check(check, i, quantity, block)
                 continue
             if quantity == "position":
                 lower, upper = check.limit
@@ -171,26 +201,60 @@ class LimitCheck:
                 use = size / check.allowed
             self._record(check, chunk, x, over, use)
 
-    def _record(self, check, chunk, x, over, use):
+    def _motor_check(self, check, i, quantity, block):
+        chunk, drive = block.chunk, self.drives[check.joint]
+        torque = block.motor[:, i]
+        if quantity == "motor_rms":
+            if chunk.time is None:  # no time, no window: the RMS over the whole run
+                check.window = None
+                return
+            x = self._windows[check.joint].update(chunk.time, torque)
+            if x is None:
+                return
+            use = x / check.allowed
+            self._record(check, chunk, x, ~(x <= check.allowed), use, offset=len(torque) - len(x))
+            return
+        if quantity == "envelope":
+            speed = drive.gear_ratio * chunk.qd[:, i]
+            allowed = check.margin * drive.available(speed)  # 0 beyond the envelope's last speed
+            over = ~(np.abs(torque) <= allowed) | (np.abs(speed) > drive.envelope[-1][0])
+            # |torque| / allowed; where nothing is allowed, above 1 by the speed's share of the last
+            use = np.where(allowed > 0, np.abs(torque) / np.where(allowed > 0, allowed, 1.0),
+                           np.where(over, 1.0 + np.abs(speed) / max(drive.envelope[-1][0], 1e-300), 0.0))
+            k = self._record(check, chunk, torque, over, use)
+            if k is not None:
+                check.allowed_at_worst = float(allowed[k])
+            return
+        x = torque if quantity == "motor_torque" else drive.gear_ratio * chunk.qd[:, i]
+        self._record(check, chunk, x, ~(np.abs(x) <= check.allowed), np.abs(x) / check.allowed)
+
+    def _record(self, check, chunk, x, over, use, offset=0):
+        """Worst and first violation of one check in a chunk; the worst's index if it is the run's worst."""
+        if not len(use):
+            return None
         k = int(use.argmax())
-        if use[k] > check.utilisation:
+        better = use[k] > check.utilisation
+        if better:
             check.utilisation, check.worst = float(use[k]), float(x[k])
-            check.worst_sample = chunk.start + k
-            check.worst_time = None if chunk.time is None else float(chunk.time[k])
+            check.worst_sample = chunk.start + offset + k
+            check.worst_time = None if chunk.time is None else float(chunk.time[offset + k])
         n_over = int(over.sum())
         if n_over:
             if check.first_sample is None:
                 first = int(over.argmax())
-                check.first_sample = chunk.start + first
-                check.first_time = None if chunk.time is None else float(chunk.time[first])
+                check.first_sample = chunk.start + offset + first
+                check.first_time = None if chunk.time is None else float(chunk.time[offset + first])
             check.count += n_over
+        return k if better else None
 
     def finish(self):
         """Complete the whole-trajectory checks (RMS) once every chunk has been seen."""
-        rms = self._tau.rms
         index = {name: i for i, name in enumerate(self.coords.joint_names)}
         for check in self.checks:
-            if check.quantity == "rms_effort":
+            if check.quantity == "motor_rms" and check.window and check.worst_time is None:
+                check.window = None  # the run is shorter than the window: its RMS over the whole run
+            if check.quantity == "rms_effort" or (check.quantity == "motor_rms" and not check.window):
+                rms = (self._tau if check.quantity == "rms_effort" else self._motor).rms
                 value = float(rms[index[check.joint]])
                 check.worst = value
                 check.utilisation = value / check.allowed

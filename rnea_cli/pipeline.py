@@ -110,7 +110,7 @@ class Pipeline:
         if self.drives:
             block.armature = actuators.armature(coords.joints, chunk.qdd, self.drives)
             effort = effort + block.armature
-            block.motor = actuators.motor(coords.joints, effort, self.drives)
+            block.motor = actuators.motor(coords.joints, effort, chunk.qd, self.drives)
         block.effort = effort
         _check_finite(traj, chunk, {"friction": block.friction, "armature": block.armature, "motor torque":
                                     block.motor, "effort": effort})

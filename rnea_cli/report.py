@@ -4,10 +4,12 @@ import numpy as np
 
 
 def unit(joint, kind="effort"):
-    """SI unit of a joint quantity: effort N·m / N, velocity rad/s / m/s, position rad / m."""
+    """SI unit of a joint quantity: effort N·m / N, velocity rad/s / m/s, position rad / m; at the
+    motor, N·m and rad/s."""
     angular = joint.is_angular
     return {"effort": "N·m" if angular else "N", "rms_effort": "N·m" if angular else "N",
-            "velocity": "rad/s" if angular else "m/s", "position": "rad" if angular else "m"}[kind]
+            "velocity": "rad/s" if angular else "m/s", "position": "rad" if angular else "m",
+            "motor_torque": "N·m", "motor_rms": "N·m", "envelope": "N·m", "motor_speed": "rad/s"}[kind]
 
 
 def add_row(table, *cells):
@@ -137,5 +139,20 @@ def energy_table(coords, energy, plain):
         table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
     for i, joint in enumerate(coords.joints):
         add_row(table, joint.name, f"{fmt(energy.peaks.peak[i])} W", f"{fmt(energy.drawn[i])} J",
-                f"{fmt(-energy.regenerated[i])} J")
+                f"{fmt(0.0 - energy.regenerated[i])} J")
+    return table
+
+
+def comparison_table(coords, joints, plain):
+    """`rnea compare`: per joint the residual's RMS and max, the correlation and the fit."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
+    for title in ("joint", "RMS residual", "max |residual|", "correlation", "fit: scale", "offset"):
+        table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
+    for joint, j in zip(coords.joints, joints):
+        u = unit(joint)
+        add_row(table, j["joint"], f"{fmt(j['rms'])} {u}", f"{fmt(j['max'])} {u}", fmt(j["correlation"]),
+                fmt(j["scale"]), "—" if j["offset"] is None else f"{fmt(j['offset'])} {u}")
     return table

@@ -46,3 +46,32 @@ class Peaks:
     @property
     def rms(self):
         return np.sqrt(self.sumsq / max(self.count, 1))
+
+
+class ThermalWindow:
+    """RMS of x over a sliding window of `window` seconds ending at each sample, across chunks:
+    the mean of x² over the samples with times in (t - window, t]. Samples less than a window
+    after the first have no full window and give none."""
+
+    def __init__(self, window):
+        self.window = window
+        self.t0 = None
+        self.tail_t, self.tail_sq = np.empty(0), np.empty(0)
+
+    def update(self, time, x):
+        """(RMS at the samples with a full window: the last ones of this chunk) or None."""
+        if self.t0 is None:
+            self.t0 = time[0]
+        t = np.concatenate([self.tail_t, time])
+        sq = np.concatenate([self.tail_sq, x * x])
+        sums = np.concatenate([[0.0], np.cumsum(sq)])
+        new = np.arange(len(self.tail_t), len(t))
+        start = np.searchsorted(t, t[new] - self.window, side="right")
+        full = t[new] - self.t0 >= self.window
+        keep = np.searchsorted(t, t[-1] - self.window, side="right")
+        self.tail_t, self.tail_sq = t[keep:], sq[keep:]
+        if not full.any():
+            return None
+        first = int(np.argmax(full))
+        new, start = new[first:], start[first:]
+        return np.sqrt(np.maximum(sums[new + 1] - sums[start], 0.0) / (new + 1 - start))

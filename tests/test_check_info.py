@@ -182,7 +182,7 @@ def test_friction_and_actuators_count_in_effort(tmp_path):
         [["effort", "(τ+friction)"]]
     bad = limits_file(tmp_path, "arm7_joint2: {gear_ratio: 0}\n")
     result = run("check", ARM, ARM_CSV, "--actuators", bad)
-    assert result.exit_code == 2 and "arm7_joint2.gear_ratio: must be positive" in result.stderr
+    assert result.exit_code == 2 and "arm7_joint2.gear_ratio: must be above 0" in result.stderr
 
 
 NO_LIMITS = """<robot name="free"><link name="a"/>

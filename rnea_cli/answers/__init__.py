@@ -1,0 +1,1 @@
+"""Answers along a whole trajectory: payload capacity, feasible speed, measured against model."""

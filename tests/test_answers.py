@@ -1,0 +1,320 @@
+"""Answers along a trajectory, each checked against Pinocchio or a closed form: the torque split,
+holding torques, payload capacity, the feasible speed factor, drivetrain terms and limits, and
+measured against model."""
+
+import json
+
+import numpy as np
+import pinocchio as pin
+import polars as pl
+import pytest
+
+from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
+from oracle import assert_matches, pin_configuration, pin_loadable_xml, pin_model, pin_rnea, random_motion
+from random_urdf import random_urdf
+from rnea_cli import load_urdf
+
+ARM = ROBOTS / "arm7.urdf"
+ARM_CSV = ROBOTS / "arm7_traj.csv"
+DRIVES = ROBOTS / "arm7_drives.yaml"
+MODEL = load_urdf(ARM)
+JOINTS = MODEL.joint_names
+FRAME = pl.read_csv(ARM_CSV)
+TIME = FRAME["time"].to_numpy()
+Q, QD, QDD = (FRAME.select([f"{p}_{j}" for j in JOINTS]).to_numpy() for p in ("q", "qd", "qdd"))
+
+
+def ok(*args, code=0):
+    result = run(*args)
+    assert result.exit_code == code, result.stderr
+    return result
+
+
+def stack(out, prefix, joints):
+    return np.column_stack([out[f"{prefix}_{j}"] for j in joints])
+
+
+def pin_terms(pm, joints, q, qd, qdd):
+    """Pinocchio's g(q), M(q) qdd and C(q, qd) qd per sample, in our joint order."""
+    data = pm.createData()
+    idx = [pm.joints[pm.getJointId(j)].idx_v for j in joints]
+    g, inertia, coriolis = (np.empty_like(q) for _ in range(3))
+    for k in range(len(q)):
+        Q = pin_configuration(pm, joints, q[k])
+        V, A = np.zeros(pm.nv), np.zeros(pm.nv)
+        V[idx], A[idx] = qd[k], qdd[k]
+        grav = pin.computeGeneralizedGravity(pm, data, Q)
+        M = pin.crba(pm, data, Q)
+        M = np.triu(M) + np.triu(M, 1).T
+        g[k] = grav[idx]
+        inertia[k] = (M @ A)[idx]
+        coriolis[k] = (pin.nonLinearEffects(pm, data, Q, V) - grav)[idx]
+    return g, inertia, coriolis
+
+
+@pytest.mark.parametrize("path", corpus_params(["iiwa14", "panda", "ur5", "kinova_j2s6s200"]))
+def test_the_split_is_pinocchios_gravity_mass_matrix_and_nonlinear_effects(path, tmp_path):
+    path = need_corpus(path)
+    model = load(path)
+    q, qd, qdd = random_motion(np.random.default_rng(3), 12, model.n)
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(12) * 0.01, **joint_columns(model.joint_names, q, qd, qdd)})
+    out = read_csv(ok("torques", path, traj, "--split", "-q", "--no-mimic").stdout)
+    pm = pin_model(xml=pin_loadable_xml(path))
+    g, inertia, coriolis = pin_terms(pm, model.joint_names, q, qd, qdd)
+    names = model.joint_names
+    assert_matches(stack(out, "tau_gravity", names), g)
+    assert_matches(stack(out, "tau_inertia", names), inertia)
+    assert_matches(stack(out, "tau_coriolis", names), coriolis)
+    tau = stack(out, "tau", names)
+    total = stack(out, "tau_gravity", names) + stack(out, "tau_inertia", names) + stack(out, "tau_coriolis", names)
+    np.testing.assert_allclose(total, tau, rtol=0, atol=1e-12 * np.abs(tau).max())
+    assert "tau_external_" + names[0] not in out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6, 9])
+def test_the_split_on_random_trees_with_external_wrenches(seed, tmp_path):
+    xml, movable = random_urdf(seed, n_links=7)
+    model = load_urdf(xml)
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(xml)
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = random_motion(rng, 6, model.n)
+    link = model.links[-1].name
+    wrench = {f"fext_{link}_{c}": rng.normal(size=6) for c in ("fx", "fy", "fz", "tx", "ty", "tz")}
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(6) * 0.01, **joint_columns(model.joint_names, q, qd, qdd),
+                                          **wrench})
+    out = read_csv(ok("torques", urdf, traj, "--split", "-q", "--wrench-frame", "link").stdout)
+    names = model.joint_names
+    parts = sum(stack(out, f"tau_{p}", names) for p in ("gravity", "inertia", "coriolis", "external"))
+    tau = stack(out, "tau", names)
+    np.testing.assert_allclose(parts, tau, rtol=0, atol=1e-11 * max(np.abs(tau).max(), 1))
+    g, inertia, coriolis = pin_terms(pin_model(xml=xml), names, q, qd, qdd)
+    assert_matches(stack(out, "tau_gravity", names), g)
+    assert_matches(stack(out, "tau_inertia", names), inertia)
+
+
+def test_static_poses_need_no_time_and_give_pinocchios_gravity(tmp_path):
+    poses = tmp_path / "poses.csv"
+    poses.write_text(",".join(f"q_{j}" for j in JOINTS) + "\n" + "\n".join(",".join(map(repr, map(float, row)))
+                                                                        for row in Q[::40]) + "\n")
+    out = read_csv(ok("torques", ARM, poses, "--static", "-q").stdout)
+    g, _, _ = pin_terms(pin_model(ARM), JOINTS, Q[::40], 0 * Q[::40], 0 * Q[::40])
+    assert_matches(stack(out, "tau", JOINTS), g)
+    assert "time" not in out
+
+
+def pin_with_payload(mass, link, at, box=None):
+    """Pinocchio's model of arm7 with a payload on `link` (a point, or a box)."""
+    pm = pin_model(ARM)
+    frame = pm.frames[pm.getFrameId(link)]
+    inertia = pin.Inertia.FromBox(mass, *box) if box is not None else pin.Inertia(mass, np.zeros(3), np.zeros((3, 3)))
+    placed = frame.placement * pin.SE3(np.eye(3), np.asarray(at, dtype=float))
+    pm.inertias[frame.parentJoint] += placed.act(inertia)
+    return pm
+
+
+@pytest.mark.parametrize("link, at, box", [("arm7_link7", (0, 0, 0.05), None), ("arm7_tool", (0.02, 0, 0.1), None),
+                                          ("arm7_tool", (0, 0.01, 0.08), (0.1, 0.06, 0.2)),
+                                          ("arm7_link4", (0.1, 0, 0), None)])
+def test_the_payload_capacity_is_where_pinocchio_meets_the_limit(link, at, box):
+    """At the capacity m* the limiting joint's torque, with the payload added to Pinocchio's
+    body, meets its limit at the limiting sample; no torque exceeds its limit; a little more breaks it."""
+    args = ["payload", ARM, ARM_CSV, "--link", link, "--at", ",".join(map(str, at)), "--format", "json"]
+    if box:
+        args += ["--box", ",".join(map(str, box))]
+    doc = json.loads(ok(*args).stdout)
+    assert doc["feasible_without_payload"] and not doc["unbounded"] and doc["limiting"]["quantity"] == "effort"
+    m = doc["max_payload"]
+    j, k = JOINTS.index(doc["limiting"]["joint"]), doc["limiting"]["sample"]
+    effort = np.array([jt.limits.effort for jt in MODEL.joints])
+    tau = pin_rnea(pin_with_payload(m, link, at, box), JOINTS, Q, QD, QDD)
+    assert abs(abs(tau[k, j]) - effort[j]) <= 1e-9 * effort[j]
+    assert (np.abs(tau) <= effort * (1 + 1e-9)).all()
+    more = pin_rnea(pin_with_payload(m * (1 + 1e-6), link, at, box), JOINTS, Q, QD, QDD)
+    assert (np.abs(more) > effort).any()
+
+
+def test_payload_rms_and_motor_limits_bind_exactly(tmp_path):
+    """With an rms_effort limit the capacity makes the RMS equal it (a quadratic in m); with drives
+    the motor limits (efficiency, thermal windows) bind at the capacity, checked by rnea check on a
+    URDF with the payload written into the link."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {rms_effort: 45.0}\n")
+    doc = json.loads(ok("payload", ARM, ARM_CSV, "--link", "arm7_link7", "--limits", limits, "--format",
+                        "json").stdout)
+    assert doc["limiting"] == {"joint": "arm7_joint2", "quantity": "rms_effort", "sample": None, "time": None}
+    tau = pin_rnea(pin_with_payload(doc["max_payload"], "arm7_link7", (0, 0, 0)), JOINTS, Q, QD, QDD)
+    assert np.sqrt(np.mean(tau[:, 1] ** 2)) == pytest.approx(45.0, rel=1e-9)
+    for extra in ([], ["--friction"]):
+        doc = json.loads(ok("payload", ARM, ARM_CSV, "--link", "arm7_tool", "--actuators", DRIVES, "--format",
+                            "json", *extra).stdout)
+        m = doc["max_payload"]
+        heavier = with_payload_urdf(tmp_path, "arm7_tool", m)
+        result = json.loads(run("check", heavier, ARM_CSV, "--actuators", DRIVES, "--format", "json", *extra).stdout)
+        limiting = doc["limiting"]
+        use = next(c["utilisation"] for c in result["checks"]
+                   if c["joint"] == limiting["joint"] and c["quantity"] == limiting["quantity"])
+        assert use == pytest.approx(1.0, rel=1e-9), limiting
+        assert result["ok"] or all(v["utilisation"] <= 1 + 1e-9 for v in result["violations"])
+
+
+def with_payload_urdf(tmp_path, link, mass):
+    """arm7 with a point mass fixed at `link`'s origin, as a link of its own."""
+    text = ARM.read_text().replace("</robot>", f"""<link name="payload"><inertial><mass value="{mass!r}"/>
+      <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+      <joint name="payload_joint" type="fixed"><parent link="{link}"/><child link="payload"/></joint></robot>""")
+    path = tmp_path / "heavier.urdf"
+    path.write_text(text)
+    return path
+
+
+def test_payload_when_the_motion_already_breaks_a_limit_and_bad_options(tmp_path):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {effort: 40}\n")
+    result = ok("payload", ARM, ARM_CSV, "--link", "arm7_link7", "--limits", limits, "--format", "json", code=1)
+    doc = json.loads(result.stdout)
+    assert doc["max_payload"] is None and doc["feasible_without_payload"] is False
+    for args, message in ((["--link", "nowhere"], "no link 'nowhere'; the robot's links: arm7_link0"),
+                          (["--link", "arm7_link7", "--box", "0.1,-0.1,0.1"], "edge lengths must be above 0"),
+                          (["--link", "arm7_link7", "--at", "1,2"], "is not three finite numbers")):
+        result = run("payload", ARM, ARM_CSV, *args)
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def scaled_csv(tmp_path, k):
+    cols = {"time": TIME / k, **joint_columns(JOINTS, Q, k * QD, k * k * QDD)}
+    return write_csv(tmp_path / f"scaled{k!r}.csv", cols)
+
+
+@pytest.mark.parametrize("extra", [[], ["--friction"], ["--actuators", str(DRIVES)]])
+def test_the_speed_factor_makes_a_limit_bind(tmp_path, extra):
+    """At k* the motion run k* as fast meets a limit (utilisation 1 in rnea check); a little faster breaks it."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {effort: 56}\narm7_joint4: {effort: 19}\n")
+    args = ["--limits", limits, *extra]
+    doc = json.loads(ok("scale", ARM, ARM_CSV, "--format", "json", *args).stdout)
+    k = doc["factor"]
+    assert doc["duration"] == pytest.approx(4.0 / k, rel=1e-12)
+    checked = json.loads(run("check", ARM, scaled_csv(tmp_path, k), "--format", "json", *args).stdout)
+    limiting = doc["limiting"]
+    use = next(c["utilisation"] for c in checked["checks"]
+               if c["joint"] == limiting["joint"] and c["quantity"] == limiting["quantity"])
+    assert use == pytest.approx(1.0, rel=1e-8), limiting
+    faster = json.loads(run("check", ARM, scaled_csv(tmp_path, k * (1 + 1e-6)), "--format", "json", *args).stdout)
+    assert not faster["ok"]
+
+
+def test_scale_is_the_quadratic_of_pinocchio():
+    """tau(k) = g + k² (tau - g): Pinocchio's torque of the scaled motion, at several k."""
+    pm = pin_model(ARM)
+    g = pin_rnea(pm, JOINTS, Q, 0 * QD, 0 * QDD)
+    tau = pin_rnea(pm, JOINTS, Q, QD, QDD)
+    for k in (0.5, 1.7, 3.0):
+        assert_matches(g + k * k * (tau - g), pin_rnea(pm, JOINTS, Q, k * QD, k * k * QDD))
+
+
+def test_scale_below_one_exits_1(tmp_path):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint5: {velocity: 1.0}\n")
+    result = ok("scale", ARM, ARM_CSV, "--limits", limits, code=1)
+    assert "NOT feasible as planned" in result.stdout
+    doc = json.loads(ok("scale", ARM, ARM_CSV, "--limits", limits, "--format", "json", code=1).stdout)
+    assert doc["factor"] == pytest.approx(1.0 / np.abs(QD[:, 4]).max(), rel=1e-12)
+
+
+def test_drivetrain_terms_against_closed_forms(tmp_path):
+    """Motor torque with gearbox efficiency (driving or driven back), current, power and energy,
+    from the YAML numbers; the motor limits in check, the thermal window by brute force."""
+    import yaml
+
+    drives = yaml.safe_load(DRIVES.read_text())
+    out = read_csv(ok("torques", ARM, ARM_CSV, "--actuators", DRIVES, "-q").stdout)
+    tau = pin_rnea(pin_model(ARM), JOINTS, Q, QD, QDD)
+    d = [drives[j] for j in JOINTS]
+    ratio, eta = np.array([x["gear_ratio"] for x in d]), np.array([x["efficiency"] for x in d])
+    effort = tau + np.array([x["viscous"] for x in d]) * QD + np.array([x["coulomb"] for x in d]) * np.sign(QD) \
+        + ratio ** 2 * np.array([x["rotor_inertia"] for x in d]) * QDD
+    motor = np.where(effort * QD >= 0, effort / (ratio * eta), effort * eta / ratio)
+    assert_matches(stack(out, "tau_motor", JOINTS), motor)
+    assert_matches(stack(out, "current", JOINTS), motor / np.array([x["torque_constant"] for x in d]))
+    assert_matches(stack(out, "power", JOINTS), effort * QD)
+    checked = json.loads(ok("check", ARM, ARM_CSV, "--actuators", DRIVES, "--format", "json").stdout)
+    rms = next(c for c in checked["checks"] if c["joint"] == JOINTS[1] and c["quantity"] == "motor_rms")
+    window = drives[JOINTS[1]]["thermal_window"]
+    brute = max(np.sqrt(np.mean(motor[(TIME > t - window) & (TIME <= t), 1] ** 2)) for t in TIME if t >= window)
+    assert rms["value"] == pytest.approx(brute, rel=1e-9)
+    speed = next(c for c in checked["checks"] if c["joint"] == JOINTS[0] and c["quantity"] == "motor_speed")
+    assert abs(speed["value"]) == pytest.approx(np.abs(ratio[0] * QD[:, 0]).max(), rel=1e-12)
+    peak = next(c for c in checked["checks"] if c["joint"] == JOINTS[3] and c["quantity"] == "motor_torque")
+    assert abs(peak["value"]) == pytest.approx(np.abs(motor[:, 3]).max(), rel=1e-9)
+
+
+def test_energy_report_is_the_trapezoid_of_power(tmp_path):
+    result = ok("torques", ARM, ARM_CSV, "--actuators", DRIVES)
+    out = read_csv(result.stdout)
+    power = stack(out, "power", JOINTS)
+    dt = np.diff(TIME)[:, None]
+    drawn = (0.5 * (np.maximum(power[1:], 0) + np.maximum(power[:-1], 0)) * dt).sum(axis=0)
+    line = next(line for line in result.stderr.splitlines() if line.startswith("arm7_joint2 ") and " J" in line)
+    assert float(line.split()[3]) == pytest.approx(drawn[1], rel=1e-3)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("{efficiency: 0}", "arm7_joint1.efficiency: must be in (0, 1], got 0.0"),
+    ("{efficiency: 1.2}", "arm7_joint1.efficiency: must be in (0, 1], got 1.2"),
+    ("{gear_ratio: 1e-320}", "arm7_joint1: 1 / (gear_ratio efficiency) is inf: the torques it takes part in would "
+                             "overflow"),
+    ("{rotor_inertia: 1e300}", "arm7_joint1.rotor_inertia: 1e+300 is too large"),
+    ("{envelope: [[100, 2], [50, 1]]}", "arm7_joint1.envelope[1]: speeds must increase"),
+    ("{thermal_window: 2}", "arm7_joint1.thermal_window: is the window of continuous_torque, which is not given"),
+    ("{peak_torque: -1}", "arm7_joint1.peak_torque: must be above 0, got -1.0"),
+])
+def test_bad_drive_values_are_one_line(tmp_path, entry, message):
+    path = tmp_path / "drives.yaml"
+    path.write_text(f"arm7_joint1: {entry}\n")
+    result = run("check", ARM, ARM_CSV, "--actuators", path)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_compare_measured_against_model(tmp_path):
+    """measured = 1.1 model + 0.5 + noise: the fit finds them; RMS, max, correlation as numpy's."""
+    tau = pin_rnea(pin_model(ARM), JOINTS, Q, QD, QDD)
+    noise = np.random.default_rng(0).normal(0, 0.05, tau.shape)
+    measured = 1.1 * tau + 0.5 + noise
+    cols = {"time": TIME, **joint_columns(JOINTS, Q, QD, QDD), **{f"effort_{j}": measured[:, i]
+                                                                  for i, j in enumerate(JOINTS)}}
+    traj = write_csv(tmp_path / "m.csv", cols)
+    doc = json.loads(ok("compare", ARM, traj, "--format", "json", "-o", tmp_path / "res.csv").stdout)
+    assert doc["samples"] == len(TIME) and [j["joint"] for j in doc["joints"]] == JOINTS
+    for i, j in enumerate(doc["joints"]):
+        r = measured[:, i] - tau[:, i]
+        assert j["rms"] == pytest.approx(np.sqrt(np.mean(r ** 2)), rel=1e-9)
+        assert j["max"] == pytest.approx(np.abs(r).max(), rel=1e-9)
+        assert j["correlation"] == pytest.approx(np.corrcoef(tau[:, i], measured[:, i])[0, 1], rel=1e-9)
+        slope, offset = np.polyfit(tau[:, i], measured[:, i], 1)
+        assert j["scale"] == pytest.approx(slope, rel=1e-9) and j["offset"] == pytest.approx(offset, rel=1e-6)
+    residual = read_csv((tmp_path / "res.csv").read_text())
+    assert_matches(stack(residual, "residual", JOINTS), measured - tau)
+    worst = max(j["rms"] for j in doc["joints"])
+    ok("compare", ARM, traj, "--max-rms", str(worst * 0.99), code=1)
+    ok("compare", ARM, traj, "--max-rms", str(worst * 1.01))
+
+
+def test_compare_currents_through_the_drives(tmp_path):
+    import yaml
+
+    drives = yaml.safe_load(DRIVES.read_text())
+    out = read_csv(ok("torques", ARM, ARM_CSV, "--actuators", DRIVES, "-q").stdout)
+    effort = stack(out, "tau", JOINTS) + stack(out, "tau_friction", JOINTS) + stack(out, "tau_armature", JOINTS)
+    factor = np.array([drives[j]["torque_constant"] * drives[j]["gear_ratio"] * drives[j]["efficiency"]
+                       for j in JOINTS])
+    cols = {"time": TIME, **joint_columns(JOINTS, Q, QD, QDD), **{f"effort_{j}": effort[:, i] / factor[i]
+                                                                  for i, j in enumerate(JOINTS)}}
+    traj = write_csv(tmp_path / "currents.csv", cols)
+    doc = json.loads(ok("compare", ARM, traj, "--effort-is", "current", "--actuators", DRIVES, "--format",
+                        "json").stdout)
+    assert max(j["rms"] for j in doc["joints"]) < 1e-9 * np.abs(effort).max()
+    result = run("compare", ARM, traj, "--effort-is", "current")
+    assert result.exit_code == 2 and "has no torque_constant" in result.stderr
+    result = run("compare", ARM, ARM_CSV)
+    assert result.exit_code == 2 and "no measured effort" in result.stderr
