@@ -3,7 +3,7 @@
 from .report import add_row, percent, unit, utilisation_style
 
 
-def _limit_text(check, u):
+def limit_text(check, u):
     if check.quantity == "position":
         lower, upper = check.limit
         return f"[{lower:.6g}, {upper:.6g}] {u}"
@@ -61,7 +61,7 @@ def check_table(model, result, has_time, plain, sparklines=None):
             first = "whole run"
         quantity = c.quantity + (f" (τ+{'+'.join(c.terms)})" if c.terms else "")
         spark = [sparklines.get(c.joint, "") if c.quantity == "effort" else ""] if sparklines else []
-        add_row(table, c.joint, quantity, f"{c.worst:.4g} {u}", _limit_text(c, u),
+        add_row(table, c.joint, quantity, f"{c.worst:.4g} {u}", limit_text(c, u),
                 Text(percent(c.utilisation), style=style), first, str(c.count), *spark)
     for joint, quantity in result.unchecked:
         add_row(table, joint, quantity, "", "none", Text("unchecked", style=None if plain else "dim"), "", "",
@@ -154,7 +154,7 @@ def check_markdown(model, result, strict, source, has_time):
             elif c.quantity == "rms_effort" and not c.ok:
                 first = "whole run"
             mark = "🔴 " if not c.ok else "🟡 "
-            lines.append(f"| {_md(c.joint)} | {c.quantity} | {c.worst:.4g} {u} | {_md(_limit_text(c, u))} | "
+            lines.append(f"| {_md(c.joint)} | {c.quantity} | {c.worst:.4g} {u} | {_md(limit_text(c, u))} | "
                          f"{mark}{percent(c.utilisation)} | {first} | {c.count} |")
     else:
         lines.append(f"Every one of the {len(result.checks)} checks is below 80 % of its limit.")

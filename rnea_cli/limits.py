@@ -90,6 +90,8 @@ class Check:
     first_sample: int | None = None
     first_time: float | None = None
     terms: tuple = ()  # effort and rms_effort: what the torque includes besides the rigid body's
+    first_value: float | None = None  # the value at the first violation
+    first_at: float | None = None  # its time, or its sample index without time (for plots)
     allowed_at_worst: float | None = None  # envelope: the torque the envelope allows at the worst sample
     window: float | None = None  # motor_rms: the thermal window (s), None for the whole run
 
@@ -244,6 +246,8 @@ class LimitCheck:
                 first = int(over.argmax())
                 check.first_sample = chunk.start + offset + first
                 check.first_time = None if chunk.time is None else float(chunk.time[offset + first])
+                check.first_value = float(x[first])
+                check.first_at = check.first_time if check.first_time is not None else float(check.first_sample)
             check.count += n_over
         return k if better else None
 

@@ -34,15 +34,17 @@ def utilisation_style(fraction):
     return "green" if fraction < 0.8 else "yellow" if fraction <= 1.0 else "bold red"
 
 
-def torque_table(model, peaks, has_time, plain):
-    """A Rich table: joint, unit, peak |tau| and when, RMS, effort limit, peak as % of limit."""
+def torque_table(model, peaks, has_time, plain, sparklines=None):
+    """A Rich table: joint, unit, peak |tau| and when, RMS, effort limit, peak as % of limit (and,
+    on a terminal, |tau|/limit over time)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     for title, justify in (("joint", "left"), ("peak |τ|", "right"), ("at " + ("t (s)" if has_time else "sample"),
-                           "right"), ("RMS τ", "right"), ("limit", "right"), ("peak/limit", "right")):
+                           "right"), ("RMS τ", "right"), ("limit", "right"), ("peak/limit", "right")) + (
+                           (("|τ|/limit over time", "left"),) if sparklines is not None else ()):
         table.add_column(title, justify=justify, no_wrap=True)
     for i, joint in enumerate(model.joints):
         u = unit(joint)
@@ -54,7 +56,8 @@ def torque_table(model, peaks, has_time, plain):
             limit = f"{effort:g} {u}"
         else:
             pct, limit = Text("—"), "none"
-        add_row(table, joint.name, f"{fmt(peaks.peak[i])} {u}", when, f"{fmt(peaks.rms[i])} {u}", limit, pct)
+        spark = [sparklines.line(i)] if sparklines is not None else []
+        add_row(table, joint.name, f"{fmt(peaks.peak[i])} {u}", when, f"{fmt(peaks.rms[i])} {u}", limit, pct, *spark)
     return table
 
 
@@ -120,13 +123,39 @@ def summary_line(model, peaks):
 SPARKS = "▁▂▃▄▅▆▇█"
 
 
-def sparkline(values, width=40):
-    """|x|/limit over time in at most `width` characters, each the peak of its stretch; above 1 is '!'."""
-    if not values:
-        return ""
-    n = len(values)
-    cells = [max(values[k * n // width:max((k + 1) * n // width, k * n // width + 1)]) for k in range(min(width, n))]
-    return "".join("!" if x > 1 else SPARKS[min(int(x * len(SPARKS)), len(SPARKS) - 1)] for x in cells)
+class Sparklines:
+    """|x| / limit over time per column, kept as the peaks of at most 2 * width stretches, drawn as
+    one line of block characters each ('!' where the limit is exceeded)."""
+
+    def __init__(self, limits, width=40):
+        self.limits = np.asarray(limits, dtype=float)  # (n,), 0 or NaN: no line
+        self.width, self.stretch, self.values, self.partial = width, 1, [], None
+
+    def update(self, x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            use = np.abs(x) / np.where(self.limits > 0, self.limits, np.nan)
+        if self.partial is not None:
+            use = np.vstack([self.partial, use])
+        whole = len(use) // self.stretch * self.stretch
+        if whole:
+            self.values.extend(np.fmax.reduce(use[:whole].reshape(-1, self.stretch, use.shape[1]), axis=1))
+        self.partial = use[whole:] if whole < len(use) else None
+        while len(self.values) > 2 * self.width:
+            pairs = np.array(self.values[: len(self.values) // 2 * 2])
+            merged = np.fmax(pairs[0::2], pairs[1::2])
+            self.values = list(merged) + self.values[len(pairs):]
+            self.stretch *= 2
+
+    def line(self, k):
+        values = [v[k] for v in self.values] + ([np.fmax.reduce(self.partial[:, k])] if self.partial is not None
+                                                else [])
+        values = [v for v in values if np.isfinite(v)]
+        if not values:
+            return ""
+        n = len(values)
+        cells = [max(values[c * n // self.width:max((c + 1) * n // self.width, c * n // self.width + 1)])
+                 for c in range(min(self.width, n))]
+        return "".join("!" if x > 1 else SPARKS[min(int(x * len(SPARKS)), len(SPARKS) - 1)] for x in cells)
 
 
 def energy_table(coords, energy, plain):

@@ -41,18 +41,24 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
     result = limit_check(run, options, console)
-    sparks = _Sparklines(result) if fmt == "text" else None
+    efforts = {i: c for c, i, q in result.plan if q == "effort"}
+    sparks = None
+    if fmt == "text":
+        from ..report import Sparklines
+
+        sparks = Sparklines([efforts[i].allowed if i in efforts else 0.0 for i in range(run.coords.n)])
     for block in run.blocks():
         result.update(block)
         if sparks is not None:
-            sparks.update(block)
+            sparks.update(block.effort)
     result.finish()
     failed = bool(result.violations) or (strict and bool(result.unchecked))
     source = run.traj.label
     if fmt == "text":
         stdout = make_console(stderr=False)
         stdout.print(report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
-                                        sparklines=sparks.lines() if stdout.is_terminal else None))
+                                        sparklines={run.coords.joint_names[i]: sparks.line(i) for i in efforts}
+                                        if stdout.is_terminal else None))
         say(stdout, report.verdict(result, strict),
             style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":
@@ -66,29 +72,6 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
         say(console, report.verdict(result, strict))
     if failed:
         raise SystemExit(1)
-
-
-class _Sparklines:
-    """|tau|/limit over time per effort check, for a terminal: at most WIDTH columns of peaks."""
-
-    WIDTH = 40
-
-    def __init__(self, result):
-        self.checks = [(c, i) for c, i, q in result.plan if q == "effort"]
-        self.values = [[] for _ in self.checks]
-        self.step = 1
-
-    def update(self, block):
-        import numpy as np
-
-        for (check, i), values in zip(self.checks, self.values):
-            x = np.abs(block.effort[:, i]) / check.allowed
-            values.extend(np.maximum.reduceat(x, np.arange(0, len(x), 256)).tolist() if len(x) else [])
-
-    def lines(self):
-        from ..report import sparkline
-
-        return {c.joint: sparkline(v, self.WIDTH) for (c, _), v in zip(self.checks, self.values)}
 
 
 @main.command()

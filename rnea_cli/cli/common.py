@@ -196,6 +196,9 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
                            effort=effort, columns=options["columns"], preset=options["preset"],
                            time_unit=options["time_unit"], topic=options["topic"], message=options["message"],
                            static=static, smooth=options["smooth"], resample=options["resample"])
+    context = click.get_current_context(silent=True)
+    if context is not None:  # a command that stops before reading it all closes its file
+        context.call_on_close(traj.close)
     for notice in traj.notices:
         say(console, notice if notice.startswith("warning:") else f"note: {notice}")
     if coords.followers:

@@ -31,19 +31,26 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     power = bool(pipeline.drives)
     table = torque_table(coords, traj, pipeline, power=power)
     energy = _Energy(coords.n) if power else None
+    sparks = None
+    if console.is_terminal:  # |tau|/limit over time, for the table
+        from ..report import Sparklines
+
+        sparks = Sparklines([j.limits.effort or 0.0 for j in coords.joints])
     with writers.destination(output) as stream, \
             writers.TableWriter(stream, writers.output_format(output, fmt), table.names, table.keys,
                                 background=True) as writer:
         for block in run.blocks():
             if energy is not None:
                 energy.update(block)
+            if sparks is not None:
+                sparks.update(block.tau)
             writer.write(table.values(block))
     if console.quiet:
         return
     plain = not console.is_terminal
     peaks = pipeline.peaks
     if coords.n:
-        console.print(torque_report(coords, peaks["tau"], traj.has_time, plain=plain))
+        console.print(torque_report(coords, peaks["tau"], traj.has_time, plain=plain, sparklines=sparks))
     if pipeline.effort_terms:
         console.print(actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
     if energy is not None and traj.has_time:

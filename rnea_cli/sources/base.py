@@ -56,6 +56,11 @@ class Trajectory:
     line: object = None  # sample index -> line number in the file, or None
     unit: str = "sample"  # what a sample is called in messages: sample, row, message, point
     wrenched: tuple = ()  # links with external wrench columns
+    stream: object = None  # the open file the chunks read, if any (closed by close(), or by the last chunk)
+
+    def close(self):
+        if self.stream is not None:
+            self.stream.close()
 
     def where(self, k):
         """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""

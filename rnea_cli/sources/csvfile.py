@@ -42,7 +42,7 @@ def open_csv(stream, label, layout, names):
                                                                          else set()), header)
     chosen, derived = layout.choose(label, columns)
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, line=lambda k: k + 2, unit="row",
-                      wrenched=wrenched_links(chosen))
+                      wrenched=wrenched_links(chosen), stream=stream)
     if extras:
         traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
                             + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
