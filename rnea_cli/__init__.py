@@ -12,7 +12,8 @@ _LAZY = {
     "Coordinates": "model", "Joint": "model", "Limits": "model", "Mimic": "model", "Model": "model",
     "Dynamics": "engine", "Workspace": "engine", "inverse_dynamics": "engine", "rnea": "engine",
     "rnea_reference": "reference", "load_urdf": "urdf", "load_robot": "robot",
-    "Pipeline": "pipeline", "open_source": "sources",
+    "Pipeline": "pipeline", "open_source": "sources", "open_trajectory": "trajectory",
+    "torques_frame": "frames", "check_frame": "frames", "CheckSummary": "frames",
 }
 
 __all__ = sorted(["RneaError", "TrajectoryError", "URDFError", "URDFWarning", *_LAZY])

@@ -19,32 +19,47 @@ class Group(click.Group):
     """The one place where domain errors become a message and an exit status."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except RneaError as exc:
-            _say(f"rnea: error: {exc}")
-            ctx.exit(2)
-        except BrokenPipeError:  # the reader went away (SIGPIPE ignored by our parent): end quietly
-            _flush()
-            os._exit(141)
-        except KeyboardInterrupt:
-            _say("rnea: interrupted")
-            ctx.exit(130)
-        except MemoryError:
-            _say("rnea: error: out of memory")
-            ctx.exit(2)
-        except OSError as exc:  # reading or writing failed below the formats: a lost mount, a device
-            where = exc.filename or "input/output"
-            _say(f"rnea: error: {printable(where, 300)}: {printable(exc.strerror or exc, 200)}")
-            ctx.exit(2)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
+        code = handled(lambda: super(Group, self).invoke(ctx))
+        if code:
+            ctx.exit(code)
+
+
+def handled(work, say=None):
+    """Run work(); its exit status, with every failure as one line (say: where lines go)."""
+    say = say or _say
+    try:
+        work()
+        return 0
+    except RneaError as exc:
+        say(f"rnea: error: {exc}\n" if say is not _say else f"rnea: error: {exc}")
+        return 2
+    except BrokenPipeError:  # the reader went away (SIGPIPE ignored by our parent): end quietly
+        _flush()
+        os._exit(141)
+    except KeyboardInterrupt:
+        say("rnea: interrupted\n" if say is not _say else "rnea: interrupted")
+        return 130
+    except MemoryError:
+        say("rnea: error: out of memory\n" if say is not _say else "rnea: error: out of memory")
+        return 2
+    except OSError as exc:  # reading or writing failed below the formats: a lost mount, a device
+        where = exc.filename or "input/output"
+        text = f"rnea: error: {printable(where, 300)}: {printable(exc.strerror or exc, 200)}"
+        say(text + "\n" if say is not _say else text)
+        return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except click.ClickException:
+        raise
+    except Exception as exc:  # a bug of ours: one line, unless RNEA_DEBUG asks for the traceback
+        if os.environ.get("RNEA_DEBUG"):
             raise
-        except Exception as exc:  # a bug of ours: one line, unless RNEA_DEBUG asks for the traceback
-            if os.environ.get("RNEA_DEBUG"):
-                raise
-            _say(f"rnea: internal error: {type(exc).__name__}: {printable(exc, 300)} (RNEA_DEBUG=1 shows where; "
-                 "please report it)")
-            ctx.exit(70)
+        text = (f"rnea: internal error: {type(exc).__name__}: {printable(exc, 300)} (RNEA_DEBUG=1 shows where; "
+                "please report it)")
+        say(text + "\n" if say is not _say else text)
+        return 70
 
 
 def _say(text):

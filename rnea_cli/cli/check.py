@@ -20,8 +20,11 @@ def limit_check(run, options, console):
     limits, notes = joint_limits(run.model, overrides, limits_file)
     for note in notes:
         say(console, f"warning: {note}")
-    return LimitCheck(run.model, run.coords, limits, options.get("margin", 1.0),
-                      effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    from .batch import CURRENT
+
+    CURRENT["check"] = check = LimitCheck(run.model, run.coords, limits, options.get("margin", 1.0),
+                                          effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    return check
 
 
 @main.command()

@@ -71,9 +71,17 @@ def robot_options(command):
 
 
 def trajectory_options(command):
-    """The options of every command that reads a trajectory."""
+    """The options of every command that reads a trajectory; several trajectories run one by one
+    in worker processes (cli/batch.py)."""
+    from .batch import batchable
+
+    command = batchable(command)
     options = [
-        click.argument("trajectory", metavar="TRAJ"),
+        click.argument("trajectory", metavar="TRAJ...", nargs=-1, required=True),
+        click.option("--output-dir", type=click.Path(file_okay=False), metavar="DIR",
+                     help="With several TRAJ: write each one's output here (its stem, the format's extension)."),
+        click.option("--jobs", type=click.IntRange(min=1), metavar="N",
+                     help="With several TRAJ: worker processes (default: the usable cores)."),
         click.option("--input-format", type=click.Choice(INPUT_FORMATS),
                      help="Trajectory format (default: from the extension; sniffed for '-')."),
         click.option("--columns", metavar="ROLE=TEMPLATE,...",
@@ -218,7 +226,11 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     pipeline = Pipeline(model, coords, gravity=options["gravity"], floating=floating,
                         wrench_frame=options["wrench_frame"], friction=friction, drives=drives, wrenches=wrenches,
                         fixed=kept, split=split, threads=engine_threads())
-    return Run(model, coords, traj, pipeline, console, quiet)
+    run = Run(model, coords, traj, pipeline, console, quiet)
+    from .batch import CURRENT
+
+    CURRENT["run"] = run  # for the summary of a run among several
+    return run
 
 
 def engine_threads():

@@ -11,6 +11,7 @@ BATCH_ROWS = 1 << 16
 
 
 def open_table(path, label, fmt, layout, names):
+    """A Trajectory over a Parquet or Arrow IPC file, or (fmt 'table') an in-memory pyarrow Table."""
     import pyarrow as pa
 
     reader = _Reader(path, label, fmt)
@@ -49,6 +50,9 @@ class _Reader:
         import pyarrow as pa
 
         self.label, self.fmt = label, fmt
+        if fmt == "table":
+            self.file, self.schema = path, path.schema
+            return
         try:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
@@ -72,7 +76,9 @@ class _Reader:
         import pyarrow as pa
 
         try:
-            if self.fmt == "parquet":
+            if self.fmt == "table":
+                yield from self.file.select(columns).to_batches(max_chunksize=BATCH_ROWS)
+            elif self.fmt == "parquet":
                 yield from self.file.iter_batches(batch_size=BATCH_ROWS, columns=columns)
             elif isinstance(self.file, pa.ipc.RecordBatchFileReader):
                 for k in range(self.file.num_record_batches):

@@ -1,0 +1,194 @@
+"""Many trajectories in one command: each runs in a worker process, exactly as it would alone;
+outputs go to --output-dir (same stem, the chosen format), reports are gathered (JUnit: one
+<testsuite> per file; JSON: a list), and a summary table goes to stderr."""
+
+import functools
+import io
+import json
+import os
+import sys
+
+import click
+
+from ..errors import RneaError, printable
+
+CURRENT = {}  # what the command of a worker opened: {"run": Run, "check": LimitCheck}
+WRITES = {"torques": "csv", "wrenches": "csv", "compare": "csv", "report": "html", "plot": "png"}
+
+
+def batchable(callback):
+    """Run the command once per trajectory when given several (or --output-dir), else as it is."""
+    @functools.wraps(callback)
+    def command(trajectory, output_dir, jobs, **params):
+        if len(trajectory) == 1 and output_dir is None:
+            return callback(trajectory=trajectory[0], **params)
+        return _many(click.get_current_context(), callback, list(trajectory), output_dir, jobs, params)
+    return command
+
+
+def usable_cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (callback: the worker finds it by name)
+    name = ctx.command.name
+    if name not in WRITES and "output" in params and params["output"] not in (None, "-"):
+        raise click.UsageError("-o with several trajectories: give --output-dir instead")
+    if name in WRITES and output_dir is None:
+        raise click.UsageError(f"rnea {name} with several trajectories writes one output each: give --output-dir")
+    stems = {}
+    for path in files:
+        stem = os.path.splitext(os.path.basename(os.path.normpath(path)))[0]
+        if stem in stems:
+            raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
+        stems[stem] = path
+    if output_dir is not None:
+        os.makedirs(output_dir, exist_ok=True)
+    work = []
+    for path in files:
+        one = dict(params, trajectory=path)
+        if name in WRITES and output_dir is not None:
+            one["output"] = os.path.join(output_dir, _stem(path) + "." + _extension(name, params))
+        one["quiet"] = True  # the summary table says it all
+        work.append((name, one))
+    jobs = jobs or usable_cores()
+    results = _run_all(work, jobs)
+    _gather(name, params, files, results, output_dir)
+    codes = [code for code, *_ in results]
+    ctx.exit(2 if 2 in codes else 1 if 1 in codes else 0)
+
+
+def _stem(path):
+    return os.path.splitext(os.path.basename(os.path.normpath(path)))[0]
+
+
+def _extension(name, params):
+    fmt = params.get("fmt")
+    if name in ("torques", "wrenches") and fmt:
+        return {"yaml": "yaml", "json": "json", "parquet": "parquet", "arrow": "arrow"}.get(fmt, "csv")
+    if name == "plot" and params.get("output"):
+        return os.path.splitext(params["output"])[1].lstrip(".") or "png"
+    return WRITES[name]
+
+
+def _run_all(work, jobs):
+    """The results of the work, in order: in `jobs` worker processes, started fresh (spawn: a fork
+    of a process whose polars threads have run may hang), or here for one job."""
+    if jobs > 1 and len(work) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_one_thread) as pool:
+            return list(pool.map(_one, work))
+    return [_one(job) for job in work]
+
+
+def _one_thread():
+    os.environ["RNEA_THREADS"] = "1"  # the workers share the cores; results are the same bits
+
+
+def _one(job):
+    """(exit status, stdout bytes, stderr text, summary) of one trajectory's command."""
+    from . import handled
+
+    from . import main
+
+    name, params = job
+    callback = main.commands[name].callback
+    out, err = io.BytesIO(), io.StringIO()
+    stdout, stderr = sys.stdout, sys.stderr
+    wrapper = sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = err
+    CURRENT.clear()
+    try:
+        context = click.Context(main.commands[name], info_name=name)
+        code = handled(lambda: context.invoke(callback, trajectory=(params["trajectory"],), output_dir=None, jobs=None,
+                                              **{k: v for k, v in params.items() if k != "trajectory"}), say=err.write)
+    finally:
+        wrapper.flush()
+        sys.stdout, sys.stderr = stdout, stderr
+    data = out.getvalue()
+    wrapper.detach()  # or closing the wrapper would close out
+    return code, data, err.getvalue(), _summary(code, err.getvalue())
+
+
+def _summary(code, errors):
+    run, check = CURRENT.get("run"), CURRENT.get("check")
+    if code == 2 or run is None:
+        lines = [line for line in errors.splitlines() if line.startswith("rnea: ")]
+        return {"samples": None, "use": None, "joint": None,
+                "verdict": "bad input" if lines else "failed", "error": lines[-1] if lines else errors.strip()}
+    samples = run.pipeline.peaks["effort"].count
+    if check is not None and check.checks:
+        worst = max(check.checks, key=lambda c: c.utilisation)
+        use, joint = worst.utilisation, f"{worst.joint} {worst.quantity}"
+    else:
+        peaks = run.pipeline.peaks["effort"]
+        shares = [(peaks.peak[i] / j.limits.effort, j.name) for i, j in enumerate(run.coords.joints) if j.limits.effort]
+        use, joint = max(shares) if shares else (None, None)
+    return {"samples": samples, "use": use, "joint": joint, "verdict": "limit exceeded" if code == 1 else "ok"}
+
+
+def _gather(name, params, files, results, output_dir):
+    """The reports on stdout, gathered; then the summary on stderr."""
+    fmt = params.get("fmt")
+    outputs = [out.decode() for _, out, _, _ in results]
+    if name in ("check", "payload", "scale", "compare") and fmt == "json":
+        docs = [json.loads(text) if text.strip() else None for text in outputs]
+        click.echo(json.dumps([dict(doc, trajectory=path) if isinstance(doc, dict) else
+                               {"trajectory": path, "error": results[k][3].get("error", "")}
+                               for k, (path, doc) in enumerate(zip(files, docs))], indent=2, allow_nan=False))
+    elif name == "check" and fmt == "junit":
+        click.echo(_junit(outputs), nl=False)
+    else:
+        for path, text in zip(files, outputs):
+            if not text:
+                continue
+            if fmt in (None, "text", "csv") and name not in WRITES:
+                click.echo(f"== {path}")
+            click.echo(text, nl=False)
+    if params.get("quiet"):
+        return
+    for (code, _, errors, _), path in zip(results, files):
+        for line in errors.splitlines():
+            if line.startswith("rnea: error") or line.startswith("rnea: internal"):
+                click.echo(printable(line), err=True)
+    _summary_table(files, [r[3] for r in results])
+
+
+def _junit(outputs):
+    import re
+
+    suites, totals = [], [0, 0, 0, 0]
+    for text in outputs:
+        for match in re.finditer(r"<testsuite .*?</testsuite>", text, re.S):
+            suites.append(match.group(0))
+            head = match.group(0).split(">", 1)[0]
+            for k, key in enumerate(("tests", "failures", "errors", "skipped")):
+                found = re.search(rf'{key}="(\d+)"', head)
+                totals[k] += int(found.group(1)) if found else 0
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" skipped="{totals[3]}">\n'
+            + "\n".join(suites) + "\n</testsuites>\n")
+
+
+def _summary_table(files, summaries):
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..report import add_row, percent
+
+    console = Console(stderr=True, highlight=False)
+    plain = not console.is_terminal
+    if plain:
+        console = Console(stderr=True, highlight=False, width=200, no_color=True)
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
+    for title in ("trajectory", "samples", "highest use", "at", "verdict"):
+        table.add_column(title, justify="right" if title in ("samples", "highest use") else "left",
+                         no_wrap=title != "trajectory", overflow="fold")
+    for path, s in zip(files, summaries):
+        add_row(table, path, "" if s["samples"] is None else str(s["samples"]),
+                "" if s["use"] is None else percent(s["use"]), s["joint"] or "", s["verdict"])
+    console.print(table)

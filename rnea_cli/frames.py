@@ -1,0 +1,195 @@
+"""DataFrames in and out, for clusters: the function to hand to dask's `map_partitions`, Ray Data's
+`map_batches(batch_format="pyarrow")` or Spark's `mapInArrow`.
+
+`torques_frame(model, frame, **options)` takes a pandas or polars DataFrame, or a pyarrow Table
+or RecordBatch, with the CSV's column names, and returns the same kind with `time` (when given)
+and the columns `rnea torques` writes for the same options. `check_frame(model, frame, ...)`
+returns a CheckSummary of the partition; summaries combine associatively (`a.merge(b)`) into the
+whole run's verdict, so that a cluster checks a dataset without gathering it.
+
+Finite differences need neighbours: a partition is taken as a whole trajectory. Split one
+trajectory across partitions only when its rows carry qd and qdd (else the derived rates at
+each partition's edges are one-sided, not those of the whole run); a partition too short to
+differentiate alone is refused.
+"""
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import derive
+from .engine import GRAVITY
+from .errors import RneaError
+from .model import Coordinates
+from .pipeline import Pipeline
+from .sources.layout import ColumnNames, Layout
+from .sources.tables import open_table
+
+LABEL = "<frame>"
+
+
+def torques_frame(model, frame, *, gravity=GRAVITY, floating=None, friction=False, actuators=None, split=False,
+                  wrench_frame="world", mimic=True, degrees=False, dt=None, static=False):
+    """The torques of a frame's rows, as a frame of the same kind (see the module's docstring).
+    actuators: a --actuators YAML path, or {joint: actuators.Drive}. The frame may come first, as
+    dask's map_partitions(torques_frame, model) and pandas' pipe pass it."""
+    model, frame = _model_first(model, frame)
+    kind, table = _as_arrow(frame)
+    run = _Run(model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees, dt, static)
+    from .columns import torque_table
+
+    columns = torque_table(run.coords, run.traj, run.pipeline, power=bool(run.pipeline.drives))
+    blocks = [columns.values(block) for block in run.pipeline.blocks(run.traj)]
+    data = np.concatenate(blocks) if blocks else np.empty((0, len(columns.names)))
+    import pyarrow as pa
+
+    return _like(kind, pa.table({name: data[:, k] for k, name in enumerate(columns.names)}))
+
+
+def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, floating=None, friction=False,
+                actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None):
+    """The CheckSummary of a frame's rows. limits: a --limits YAML path, or None for the URDF's.
+    The frame may come first, as for torques_frame."""
+    from .limits import LimitCheck, joint_limits, load_limits_file
+
+    model, frame = _model_first(model, frame)
+    kind, table = _as_arrow(frame)
+    run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
+    overrides = load_limits_file(limits, model) if limits else None
+    check = LimitCheck(model, run.coords, joint_limits(model, overrides, limits)[0], margin,
+                       effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    for block in run.pipeline.blocks(run.traj):
+        check.update(block)
+    check.finish()
+    return CheckSummary.of(check)
+
+
+class _Run:
+    """The trajectory of a frame and the pipeline for it."""
+
+    def __init__(self, model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees,
+                 dt, static):
+        from .actuators import Drive, load_drives
+
+        self.coords = Coordinates(model, mimic=mimic)
+        floating = model.floating if floating is None else floating
+        layout = Layout(self.coords, floating, [link.name for link in model.links])
+        traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout))
+        self.traj = derive.prepare(traj, self.coords, degrees=degrees, dt=dt, floating=floating, static=static)
+        if isinstance(actuators, dict):
+            if not all(isinstance(d, Drive) for d in actuators.values()):
+                raise RneaError("actuators", None, "expected {joint: rnea_cli.actuators.Drive} or a YAML path")
+            drives = actuators
+        else:
+            drives = load_drives(actuators, self.coords) if actuators else {}
+        self.pipeline = Pipeline(model, self.coords, gravity=gravity, floating=floating, wrench_frame=wrench_frame,
+                                 friction=friction, drives=drives, split=split)
+
+
+def _model_first(a, b):
+    from .model import Model
+
+    return (b, a) if isinstance(b, Model) and not isinstance(a, Model) else (a, b)
+
+
+def _as_arrow(frame):
+    """(kind, pyarrow Table) of a pandas or polars DataFrame, or a pyarrow Table or RecordBatch."""
+    import pyarrow as pa
+
+    if isinstance(frame, pa.Table):
+        return "arrow", frame
+    if isinstance(frame, pa.RecordBatch):
+        return "batch", pa.Table.from_batches([frame])
+    module = type(frame).__module__.split(".")[0]
+    if module == "polars":
+        return "polars", frame.to_arrow()
+    if module == "pandas":
+        return "pandas", pa.Table.from_pandas(frame, preserve_index=False)
+    raise RneaError(LABEL, None, f"expected a pandas or polars DataFrame, or a pyarrow Table or RecordBatch, got "
+                                 f"{type(frame).__name__}")
+
+
+def _like(kind, table):
+    if kind == "arrow":
+        return table
+    if kind == "batch":
+        return table.combine_chunks().to_batches()[0] if table.num_rows else table.to_batches()
+    if kind == "polars":
+        import polars as pl
+
+        return pl.from_arrow(table)
+    return table.to_pandas()
+
+
+@dataclass
+class CheckedLimit:
+    """One joint and quantity of a partition, in a form that merges with the next partition's."""
+
+    joint: str
+    quantity: str
+    allowed: float | None
+    worst: float
+    utilisation: float
+    worst_time: float | None
+    count: int
+    first_time: float | None
+    first_value: float | None
+    sumsq: float = 0.0  # for RMS limits: the sum of squares and the samples it is over
+    samples: int = 0
+
+    def merge(self, other):
+        best = self if self.utilisation >= other.utilisation else other
+        first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
+        merged = replace(best, count=self.count + other.count, first_time=first.first_time,
+                         first_value=first.first_value, sumsq=self.sumsq + other.sumsq,
+                         samples=self.samples + other.samples)
+        if self.quantity in ("rms_effort", "motor_rms") and merged.samples and self.allowed:
+            rms = float(np.sqrt(merged.sumsq / merged.samples))
+            merged = replace(merged, worst=rms, utilisation=rms / self.allowed, count=int(rms > self.allowed))
+        return merged
+
+
+def _earlier(a, b):
+    return b is None or (a is not None and a <= b)
+
+
+@dataclass
+class CheckSummary:
+    """The limits of one or more partitions: `ok`, `violations`, merge(), to_json()."""
+
+    limits: list = field(default_factory=list)
+    unchecked: list = field(default_factory=list)
+    samples: int = 0
+
+    @classmethod
+    def of(cls, check):
+        limits = []
+        for c in check.checks:
+            whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
+            sumsq = c.worst ** 2 * check.samples if whole_run else 0.0
+            limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
+                                       c.first_time, c.first_value, sumsq, check.samples if whole_run else 0))
+        return cls(limits, list(check.unchecked), check.samples)
+
+    def merge(self, other):
+        if not self.limits and not self.samples:
+            return other
+        if [(c.joint, c.quantity) for c in self.limits] != [(c.joint, c.quantity) for c in other.limits]:
+            raise ValueError("the summaries are of different limits")
+        return CheckSummary([a.merge(b) for a, b in zip(self.limits, other.limits)], self.unchecked,
+                            self.samples + other.samples)
+
+    @property
+    def violations(self):
+        return [c for c in self.limits if c.count]
+
+    @property
+    def ok(self):
+        return not self.violations
+
+    def to_json(self):
+        return {"ok": self.ok, "samples": self.samples,
+                "violations": [c.__dict__ for c in self.violations],
+                "unchecked": [{"joint": j, "quantity": q} for j, q in self.unchecked],
+                "checks": [{k: v for k, v in c.__dict__.items() if k not in ("sumsq", "samples")}
+                           for c in self.limits]}

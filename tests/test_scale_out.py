@@ -1,0 +1,172 @@
+"""Scale out: many trajectories in worker processes, the DataFrame API, and a real Dask cluster."""
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import ROBOTS, columns as read_csv, run
+from rnea_cli import check_frame, load_urdf, torques_frame
+
+ARM = ROBOTS / "arm7.urdf"
+ARM_CSV = ROBOTS / "arm7_traj.csv"
+DRIVES = ROBOTS / "arm7_drives.yaml"
+MODEL = load_urdf(ARM)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """Four trajectories: two good, one that breaks a limit (faster), one bad file."""
+    frame = pl.read_csv(ARM_CSV)
+    (tmp_path / "in").mkdir()
+    frame.write_csv(tmp_path / "in" / "a.csv")
+    frame.head(200).write_csv(tmp_path / "in" / "b.csv")
+    fast = frame.with_columns(pl.col("time") / 2, *(pl.col(c) * 2 for c in frame.columns if c.startswith("qd_")),
+                              *(pl.col(c) * 4 for c in frame.columns if c.startswith("qdd_")))
+    fast.write_csv(tmp_path / "in" / "c.csv")
+    (tmp_path / "in" / "d.csv").write_text("time,q_nothing\n0,1\n")
+    return [tmp_path / "in" / f"{k}.csv" for k in "abcd"]
+
+
+def test_many_files_give_the_bytes_of_one_at_a_time(tmp_path, inputs):
+    result = run("torques", ARM, *inputs, "--output-dir", tmp_path / "out", "--jobs", "2")
+    assert result.exit_code == 2  # d.csv is bad; the others are still done
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.csv", "b.csv", "c.csv"]
+    for path in inputs[:3]:
+        alone = run("torques", ARM, path, "-q").stdout
+        assert (tmp_path / "out" / path.name).read_text() == alone
+    lines = result.stderr.splitlines()
+    assert any(line.startswith(str(inputs[0])) and " 401 " in line and line.rstrip().endswith("ok") for line in lines)
+    assert any(str(inputs[3]) in line and "bad input" in line for line in lines)
+    assert "missing q for joints" in result.stderr
+    parquet = run("torques", ARM, *inputs[:2], "--output-dir", tmp_path / "pq", "--format", "parquet")
+    assert parquet.exit_code == 0 and sorted(os.listdir(tmp_path / "pq")) == ["a.parquet", "b.parquet"]
+
+
+def test_check_over_many_files(tmp_path, inputs):
+    """Exit 1 when one file breaks a limit (2 would be a bad input); one JUnit testsuite per file,
+    JSON as a list, GitHub annotations naming each file."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {effort: 60}\n")
+    good = inputs[:3]
+    junit = run("check", ARM, *good, "--limits", limits, "--format", "junit")
+    assert junit.exit_code == 1
+    root = ET.fromstring(junit.stdout)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"rnea check {p}" for p in good]
+    assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites) > 0
+    assert suites[2].get("failures") != "0" and suites[0].get("failures") == "0"
+    docs = json.loads(run("check", ARM, *good, "--limits", limits, "--format", "json").stdout)
+    assert [d["trajectory"] for d in docs] == [str(p) for p in good] and [d["ok"] for d in docs] == [True, True, False]
+    github = run("check", ARM, *good, "--limits", limits, "--format", "github").stdout
+    assert f"::error file={inputs[2]}," in github and str(inputs[0]) not in github
+    bad = run("check", ARM, *inputs, "--format", "json")
+    assert bad.exit_code == 2 and json.loads(bad.stdout)[3]["error"].startswith("rnea: error:")
+
+
+def test_many_file_usage_errors(tmp_path, inputs):
+    result = run("torques", ARM, *inputs[:2])
+    assert result.exit_code == 2 and "give --output-dir" in result.stderr
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    (twin / "a.csv").write_text(inputs[0].read_text())
+    result = run("check", ARM, inputs[0], twin / "a.csv")
+    assert result.exit_code == 2 and "has the same name as" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "table", "batch"])
+def test_torques_frame_gives_the_cli_columns_in_the_same_kind(kind):
+    import pyarrow as pa
+
+    frame = pl.read_csv(ARM_CSV)
+    given = {"pandas": frame.to_pandas(), "polars": frame, "table": frame.to_arrow(),
+             "batch": frame.to_arrow().to_batches()[0]}[kind]
+    out = torques_frame(MODEL, given, split=True, actuators=str(DRIVES), friction=True)
+    expected = pl.read_csv(run("torques", ARM, ARM_CSV, "--split", "--actuators", DRIVES, "--friction",
+                               "-q").stdout.encode())
+    back = {"pandas": lambda o: pl.from_pandas(o), "polars": lambda o: o, "table": pl.from_arrow,
+            "batch": lambda o: pl.from_arrow(pa.Table.from_batches([o]))}[kind](out)
+    assert type(out).__module__.split(".")[0] == {"pandas": "pandas", "polars": "polars", "table": "pyarrow",
+                                                  "batch": "pyarrow"}[kind]
+    assert back.columns == expected.columns and back.equals(expected)
+
+
+def test_torques_frame_floating_base_and_wrenches():
+    from oracle import random_base, random_motion
+
+    model = load_urdf(ROBOTS / "arm7.urdf")
+    rng = np.random.default_rng(5)
+    q, qd, qdd = random_motion(rng, 20, model.n)
+    pose, twist, dtwist = random_base(rng, 20)
+    cols = {"time": np.arange(20) * 0.01}
+    cols |= {f"q_base_{c}": pose[:, k] for k, c in enumerate(("x", "y", "z", "qx", "qy", "qz", "qw"))}
+    for prefix, x in (("qd", twist), ("qdd", dtwist)):
+        cols |= {f"{prefix}_base_{c}": x[:, k] for k, c in enumerate(("wx", "wy", "wz", "vx", "vy", "vz"))}
+    for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        cols |= {f"{prefix}_{j}": x[:, i] for i, j in enumerate(model.joint_names)}
+    cols |= {f"fext_arm7_tool_{c}": rng.normal(size=20) for c in ("fx", "fy", "fz", "tx", "ty", "tz")}
+    frame = pl.DataFrame(cols)
+    out = torques_frame(model, frame, floating=True)
+    path = ROBOTS.parent / ".frame_test.csv"
+    try:
+        frame.write_csv(path)
+        expected = pl.read_csv(run("torques", ARM, path, "--floating-base", "-q").stdout.encode())
+    finally:
+        path.unlink()
+    assert out.equals(expected)
+
+
+def test_a_partition_too_short_to_differentiate_is_refused():
+    from rnea_cli import TrajectoryError
+
+    frame = pl.read_csv(ARM_CSV).select(["time"] + [f"q_{j}" for j in MODEL.joint_names]).head(2)
+    with pytest.raises(TrajectoryError, match="2 samples: at least 3 are needed to derive qd and qdd"):
+        torques_frame(MODEL, frame)
+
+
+def test_check_summaries_merge_into_the_whole_runs_verdict(tmp_path):
+    """Partitions checked apart and merged (in any grouping) give the whole run's checks."""
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {effort: 45, rms_effort: 30}\n")
+    frame = pl.read_csv(ARM_CSV)
+    parts = [frame[k:k + 50] for k in range(0, len(frame), 50)]
+    summaries = [check_frame(MODEL, p, str(limits)) for p in parts]
+    left = summaries[0]
+    for s in summaries[1:]:
+        left = left.merge(s)
+    right = summaries[-1]
+    for s in reversed(summaries[:-1]):
+        right = s.merge(right)
+    whole = json.loads(run("check", ARM, ARM_CSV, "--limits", limits, "--format", "json").stdout)
+    for merged in (left, right):
+        assert merged.ok is whole["ok"] is False and merged.samples == whole["samples"]
+        for ours, theirs in zip(merged.limits, whole["checks"]):
+            assert (ours.joint, ours.quantity, ours.count) == (theirs["joint"], theirs["quantity"], theirs["count"])
+            assert ours.utilisation == pytest.approx(theirs["utilisation"], rel=1e-12)
+            assert ours.first_time == theirs["time"]
+
+
+def test_a_dask_cluster_maps_torques_frame_over_a_partitioned_dataset(tmp_path):
+    """LocalCluster with worker processes: a Parquet dataset of 8 files -> torques_frame on each
+    partition -> Parquet; the result equals the single-process CLI's."""
+    dask = pytest.importorskip("dask.dataframe", reason="the cluster recipe's test needs dask[dataframe]")
+    from distributed import Client, LocalCluster
+
+    frame = pl.read_csv(ARM_CSV)
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    bounds = np.linspace(0, len(frame), 9).astype(int)
+    for k in range(8):
+        frame[bounds[k]:bounds[k + 1]].write_parquet(dataset / f"part.{k}.parquet")
+    expected = pl.read_csv(run("torques", ARM, ARM_CSV, "-q").stdout.encode())
+    meta = torques_frame(MODEL, frame.head(3).to_pandas()).iloc[:0]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
+        data = dask.read_parquet(str(dataset))
+        assert data.npartitions >= 8
+        data.map_partitions(torques_frame, MODEL, meta=meta).to_parquet(str(tmp_path / "torques"), write_index=False)
+    result = pl.read_parquet(tmp_path / "torques" / "*.parquet").sort("time")
+    assert result.equals(expected)
