@@ -92,7 +92,12 @@ def check_json(model, result, strict, source):
 
 def check_junit(model, result, strict, source):
     """JUnit XML: one test case per joint and quantity; a <failure> per violation."""
-    from xml.sax.saxutils import quoteattr
+    from xml.sax.saxutils import quoteattr as quote
+
+    from .errors import printable
+
+    def quoteattr(text):  # XML 1.0 has no control characters: escaped as text
+        return quote(printable(text, 2000))
 
     cases = []
     for c in result.checks:
@@ -118,8 +123,10 @@ def check_junit(model, result, strict, source):
 
 def check_github(result, strict, source, line_of):
     """GitHub workflow commands: an ::error at the trajectory row of each first violation."""
+    from .errors import printable
+
     def esc(text):
-        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"), 4000)
 
     def prop(text):
         return esc(text).replace(":", "%3A").replace(",", "%2C")
@@ -164,5 +171,8 @@ def check_markdown(model, result, strict, source, has_time):
 
 
 def _md(text):
-    """Text for a Markdown table cell: no pipes, no line breaks, no markup."""
+    """Text for a Markdown table cell: no pipes, no line breaks, no markup, no control characters."""
+    from .errors import printable
+
+    text = printable(str(text).replace("\n", " "), 1000)
     return "".join("\\" + ch if ch in "\\`*_[]<>|#" else ch for ch in str(text).replace("\n", " "))

@@ -54,10 +54,14 @@ def robot_facts(model):
     }
 
 
+INDENT = 2  # characters per level of the tree
+DEEPEST = 30  # levels drawn by indentation; deeper lines say their depth instead
+
+
 def robot_tree(facts):
-    """A Rich tree: links, and under each the joints to its children (fixed links folded in)."""
-    from rich.markup import escape
-    from rich.tree import Tree
+    """The tree as lines of text: each link, and under it the joints to its children (fixed links
+    folded in), every one of them however deep (depth past DEEPEST is written, not indented)."""
+    from .errors import printable
 
     links = {link["name"]: link for link in facts["links"]}
     by_parent = {}
@@ -67,34 +71,44 @@ def robot_tree(facts):
     def label(name):
         link = links[name]
         if "body_mass" in link:
-            return f"[bold]{escape(name)}[/]  {link['body_mass']:.4g} kg" + (
-                f" [dim](own {link['mass']:.4g} kg + fixed links)[/]" if link["body_mass"] != link["mass"] else "")
-        return f"{escape(name)}  [dim]{link['mass']:.4g} kg, folded into its parent body[/]"
+            return f"{name}  {link['body_mass']:.4g} kg" + (
+                f" (own {link['mass']:.4g} kg + fixed links)" if link["body_mass"] != link["mass"] else "")
+        return f"{name}  {link['mass']:.4g} kg, folded into its parent body"
 
     def joint_label(j):
         if j["type"] in ("fixed", "floating"):
-            return f"[dim]{escape(j['name'])} ({j['type']})[/]"
+            return f"{j['name']} ({j['type']})"
         lim = j["limits"]
-        parts = [f"[cyan]{escape(j['name'])}[/] {j['type']}", "axis " + " ".join(f"{x:.4g}" for x in j["axis"])]
+        parts = [f"{j['name']} {j['type']}", "axis " + " ".join(f"{x:.4g}" for x in j["axis"])]
         if len(j["coordinates"]) > 1:
-            parts.insert(1, "coordinates " + ", ".join(escape(c) for c in j["coordinates"]))
+            parts.insert(1, "coordinates " + ", ".join(j["coordinates"]))
         if lim["lower"] is not None or lim["upper"] is not None:
             parts.append(f"range [{fmt(lim['lower'])}, {fmt(lim['upper'])}]")
         parts.append(f"effort {fmt(lim['effort'])}, velocity {fmt(lim['velocity'])}")
         if j["mimic"]:
-            parts.append(f"mimics {escape(j['mimic']['joint'])}")
+            parts.append(f"mimics {j['mimic']['joint']}")
         return ", ".join(parts)
 
+    lines = []
+
+    def add(depth, text, joint=False):
+        indent = " " * (INDENT * min(depth, DEEPEST))
+        mark = f"[depth {depth}] " if depth > DEEPEST else ""
+        lines.append(printable(f"{indent}{'└─ ' if joint else ''}{mark}{text}", 2000))
+
     floating = [j for j in facts["joints"] if j["type"] == "floating"]
+    depth = 0
     if floating:  # the world link, the floating joint, then the root body
-        top = Tree(f"{escape(floating[0]['parent_link'])} [dim](the world)[/]")
-        root = top.add(joint_label(floating[0])).add(label(facts["root_link"]))
-    else:
-        top = root = Tree(label(facts["root_link"]))
-    stack = [(facts["root_link"], root)]
+        add(0, f"{floating[0]['parent_link']} (the world)")
+        add(1, joint_label(floating[0]), joint=True)
+        depth = 2
+    stack = [("link", facts["root_link"], depth)]  # depth first, children in declaration order
     while stack:
-        name, node = stack.pop()
-        for joint in by_parent.get(name, []):
-            child = node.add(joint_label(joint)).add(label(joint["child_link"]))
-            stack.append((joint["child_link"], child))
-    return top
+        kind, item, level = stack.pop()
+        if kind == "link":
+            add(level, label(item))
+            stack.extend(("joint", joint, level + 1) for joint in reversed(by_parent.get(item, [])))
+        else:
+            add(level, joint_label(item), joint=True)
+            stack.append(("link", item["child_link"], level + 1))
+    return lines

@@ -97,7 +97,8 @@ class Pipeline:
         tau, W = result.tau, result.joint_wrenches
         if self.fixed is not None:
             tau, W = tau[:, self.fixed.index], None if W is None else W[:, self.fixed.order]
-        _check_finite(traj, chunk, {"torques": tau, "base wrench": result.base_wrench, "wrenches": W})
+        _check_finite(traj, chunk, {"torques": tau, "base wrench": result.base_wrench, "wrenches": W},
+                      self._cause(chunk, motion))
         block = Block(chunk, motion, coords.reflect(tau), None, result.base_wrench, joint_wrenches=W)
         if self.split:
             self._split(block, base, f_ext, traj)
@@ -112,9 +113,31 @@ class Pipeline:
             effort = effort + block.armature
             block.motor = actuators.motor(coords.joints, effort, chunk.qd, self.drives)
         block.effort = effort
-        _check_finite(traj, chunk, {"friction": block.friction, "armature": block.armature, "motor torque":
-                                    block.motor, "effort": effort})
+        for what, x, source in (("friction", block.friction, "its damping and friction (URDF <dynamics>, "
+                                                            "--actuators viscous and coulomb)"),
+                                ("armature", block.armature, "--actuators gear_ratio² rotor_inertia"),
+                                ("motor torque", block.motor, "--actuators gear_ratio and efficiency"),
+                                ("effort", effort, "the sum of its terms")):
+            if x is not None and not np.isfinite(x).all():
+                bad = ~np.isfinite(x)
+                k, j = (int(a[0]) for a in np.nonzero(bad))
+                raise TrajectoryError(traj.label, traj.where(chunk.start + k),
+                                      f"{what} of joint {coords.joint_names[j]} overflows (not finite): {source} "
+                                      "times this sample's motion is too large")
         return block
+
+    def _cause(self, chunk, motion):
+        """What makes a sample's torques overflow, for the message: the sample, or the robot's numbers."""
+        model = self.workspace.model
+        robot = max(float(np.abs(model.inertia).max(initial=0)), float(np.abs(model.root_inertia).max()))
+
+        def cause(k):
+            size = max(float(np.abs(x[k]).max(initial=0)) for x in motion)
+            if robot > 1e30:
+                return (f"the robot's masses and inertias (up to {robot:.3g}, {model.source}) with this sample's "
+                        f"values (up to {size:.3g}) are too large")
+            return f"the values of this sample (up to {size:.3g}) are too large"
+        return cause
 
     def _dynamics(self, motion, base, applied, gravity, wrenches):
         """(engine result, f_ext) for the model's motion; a fixed-joints model gets zeros for its fixed joints."""
@@ -168,12 +191,12 @@ class Pipeline:
                                                                            np.linalg.norm(W[:, :3], axis=1)]))
 
 
-def _check_finite(traj, chunk, arrays):
-    """Every value that will reach an output is finite; else an error naming the sample."""
+def _check_finite(traj, chunk, arrays, cause=None):
+    """Every value that will reach an output is finite; else an error naming the sample and the cause."""
     for what, x in arrays.items():
         if x is None or np.isfinite(x).all():
             continue
         finite = np.isfinite(x.reshape(len(x), -1)).all(axis=1)
         k = int(np.argmin(finite))
-        raise TrajectoryError(traj.label, traj.where(chunk.start + k),
-                              f"{what} overflow (not finite): the values of this sample are too large")
+        why = cause(k) if cause is not None else "the values of this sample are too large"
+        raise TrajectoryError(traj.label, traj.where(chunk.start + k), f"{what} overflow (not finite): {why}")

@@ -16,8 +16,10 @@ def add_row(table, *cells):
     """Add a row whose text is shown as is (a joint may be named 'j[/x]'); long names fold."""
     from rich.text import Text
 
+    from .errors import printable
+
     table.columns[0].no_wrap, table.columns[0].overflow = False, "fold"
-    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+    table.add_row(*(Text(printable(c, 500)) if isinstance(c, str) else c for c in cells))
 
 
 def fmt(x, digits=4):

@@ -15,6 +15,8 @@ from .errors import TrajectoryError
 from .sources.base import Chunk
 
 DEGREE = 3
+MAX_WINDOW = 20_000  # samples a window may hold: the fits cost that much per sample
+MAX_UPSAMPLING = 1_000  # samples --resample may make of one
 
 
 def fit(t, q, h, centers, begin=None, end=None):
@@ -33,6 +35,8 @@ def fit(t, q, h, centers, begin=None, end=None):
     if len(centers) and (hi - lo).min() < DEGREE + 1:
         raise ValueError(int(centers[np.argmin(hi - lo)]))
     reach = int(max((centers - lo).max(initial=0), (hi - 1 - centers).max(initial=0)))
+    if reach > MAX_WINDOW:
+        raise OverflowError(int(centers[0]))
     M = np.zeros((len(centers), DEGREE + 1, DEGREE + 1))  # sum of w u^(a+b)
     B = np.zeros((len(centers), DEGREE + 1, q.shape[1]))  # sum of w u^a q
     for d in range(-reach, reach + 1):
@@ -81,6 +85,10 @@ def _fitted(c, i, j, h, traj, window, begin, end):
         k = exc.args[0]
         raise TrajectoryError(traj.label, traj.where(c.start + k), f"fewer than {DEGREE + 1} samples within "
                                                                   f"--smooth {window:g} s: use a longer window") from None
+    except OverflowError as exc:
+        raise TrajectoryError(traj.label, traj.where(c.start + exc.args[0]), f"--smooth {window:g} s holds more than "
+                                                                            f"{MAX_WINDOW:,} samples: use a shorter "
+                                                                            "window") from None
     except np.linalg.LinAlgError:
         raise TrajectoryError(traj.label, traj.where(c.start + i), "the samples of a --smooth window do not "
                                                                   "determine a cubic (repeated times?)") from None
@@ -99,7 +107,11 @@ def resampled(chunks, traj, rate):
         check_time(traj, c, None if last is None else last.time[-1])
         t0 = c.time[0] if t0 is None else t0
         both = c if last is None else last.then(c)
-        grid = t0 + step * np.arange(k, int(np.floor((both.time[-1] - t0) / step + 1e-9)) + 1)
+        last_k = (both.time[-1] - t0) / step
+        if not last_k - k < MAX_UPSAMPLING * (len(c) + 1):
+            raise TrajectoryError(traj.label, traj.where(c.start), f"--resample {rate:g} Hz makes more than "
+                                                                  f"{MAX_UPSAMPLING:,} samples of each one here")
+        grid = t0 + step * np.arange(k, int(np.floor(last_k + 1e-9)) + 1)
         if len(grid):
             data = {g: _interpolate(both.time, x, grid) for g, x in both.data.items()}
             if "base_pose" in data:

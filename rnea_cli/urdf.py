@@ -18,6 +18,9 @@ from .model import MOVABLE, Joint, Limits, Link, Mimic, Model, TreeJoint
 
 PLANAR_PARTS = ("x", "y", "theta")  # a planar joint J is the coordinates J_x, J_y, J_theta
 INERTIA_TOLERANCE = 1e-9  # relative to the largest principal moment
+INERTIA_NOISE = 1e-12  # kg m²: moments this small are round-off, not physics
+MAX_BYTES = 1 << 26  # of a URDF file
+LARGEST = 1e100  # of a mass, inertia, origin, damping or friction: beyond it torques would overflow
 
 
 def load_urdf(source, *, fixed_joints=False, label=None):
@@ -50,9 +53,11 @@ def _read(source):
     path = os.fspath(source)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_BYTES + 1)
     except OSError as exc:
         raise URDFError(path, None, f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise URDFError(path, None, f"larger than {MAX_BYTES >> 20} MiB (is this a URDF?)")
     if not data.strip():
         raise URDFError(path, None, "empty file")
     return data, path
@@ -87,7 +92,8 @@ class _Reader:
             raise self.error(el, f"missing required attribute '{name}'", owner)
         return value
 
-    def floats(self, el, name, count, default=None, owner=None):
+    def floats(self, el, name, count, default=None, owner=None, largest=None):
+        """count numbers of attribute `name`, finite (and at most `largest` in size, if given)."""
         text = el.get(name)
         if text is None:
             if default is None:
@@ -101,19 +107,22 @@ class _Reader:
             raise self.error(el, f"attribute {name}=\"{text}\" is not {_numbers(count)}", owner)
         if not all(math.isfinite(v) for v in values):
             raise self.error(el, f"attribute {name}=\"{text}\" is not finite", owner)
+        if largest is not None and not all(abs(v) <= largest for v in values):
+            raise self.error(el, f"attribute {name}=\"{text}\" is too large (at most {largest:g} in size: torques "
+                                 "would overflow)", owner)
         return np.array(values)
 
-    def number(self, el, name, owner=None, default=None, required=False):
+    def number(self, el, name, owner=None, default=None, required=False, largest=None):
         if el.get(name) is None and not required:
             return default
-        return float(self.floats(el, name, 1, owner=owner)[0])
+        return float(self.floats(el, name, 1, owner=owner, largest=largest)[0])
 
     def origin(self, el):
         """Placement given by the <origin> child of el (identity when absent)."""
         o = el.find("origin")
         if o is None:
             return np.eye(4)
-        xyz = self.floats(o, "xyz", 3, (0.0, 0.0, 0.0), owner=el)
+        xyz = self.floats(o, "xyz", 3, (0.0, 0.0, 0.0), owner=el, largest=LARGEST)
         r, p, y = self.floats(o, "rpy", 3, (0.0, 0.0, 0.0), owner=el)
         return spatial.pose(spatial.rpy(r, p, y), xyz)
 
@@ -127,14 +136,14 @@ class _Reader:
         mass_el = inertial.find("mass")
         if mass_el is None:
             raise self.error(inertial, "missing <mass>", link)
-        m = self.number(mass_el, "value", owner=link, required=True)
+        m = self.number(mass_el, "value", owner=link, required=True, largest=LARGEST)
         if m < 0:
             raise self.error(mass_el, f"negative mass {m:g}", link)
         inertia_el = inertial.find("inertia")
         if inertia_el is None:
             raise self.error(inertial, "missing <inertia>", link)
         ixx, ixy, ixz, iyy, iyz, izz = (
-            self.number(inertia_el, k, owner=link, required=True)
+            self.number(inertia_el, k, owner=link, required=True, largest=LARGEST)
             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
         )
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
@@ -145,11 +154,11 @@ class _Reader:
 
     def check_inertia(self, link, Ic):
         moments = np.linalg.eigvalsh(Ic)
-        scale = max(abs(moments).max(), 1e-300)
-        if moments[0] < -INERTIA_TOLERANCE * scale:
+        tolerance = max(INERTIA_TOLERANCE * abs(moments).max(), INERTIA_NOISE)
+        if moments[0] < -tolerance:
             self.warn(link, f"inertia is not positive semi-definite (principal moments "
                             f"{', '.join(f'{m:.3g}' for m in moments)})")
-        elif moments[0] + moments[1] < moments[2] - INERTIA_TOLERANCE * scale:
+        elif moments[0] + moments[1] < moments[2] - tolerance:
             self.warn(link, f"inertia breaks the triangle inequality (principal moments "
                             f"{', '.join(f'{m:.3g}' for m in moments)})")
 
@@ -167,10 +176,11 @@ class _Reader:
     def joint_axis(self, joint):
         el = joint.find("axis")
         axis = np.array([1.0, 0.0, 0.0]) if el is None else self.floats(el, "xyz", 3, (1.0, 0.0, 0.0), joint)
-        norm = np.linalg.norm(axis)
-        if norm < 1e-12:
+        size = np.abs(axis).max()
+        if size == 0:
             raise self.error(el, "axis is the zero vector", joint)
-        return axis / norm
+        axis = axis / size  # 1e200 or 1e-200 in a component: no overflow or underflow in the norm
+        return axis / np.linalg.norm(axis)
 
     # -- the tree ---------------------------------------------------------------------------------
 
@@ -283,13 +293,15 @@ class _Reader:
                 raise self.error(joints[j.urdf_joint], f"its coordinate '{j.name}' has the name of joint "
                                                        f"'{j.name}' (line {joints[j.name].sourceline})")
         names = {j.name: j for j in model_joints if j.type != "fixed"}
+        for k, j in enumerate(model_joints):  # a leader that is not there: the follower moves on its own
+            if j.mimic is not None and j.mimic.joint not in names:
+                self.warn(joints[j.name].find("mimic"), f"mimics joint '{j.mimic.joint}', which is not a movable "
+                                                        f"joint: '{j.name}' is treated as an independent joint")
+                model_joints[k] = names[j.name] = replace(j, mimic=None)
         for j in model_joints:
             if j.mimic is None:
                 continue
             el = joints[j.name]
-            if j.mimic.joint not in names:
-                raise self.error(el.find("mimic"), f"mimics joint '{j.mimic.joint}', which is not a movable joint",
-                                 el)
             seen, leader = {j.name}, names[j.mimic.joint]
             while leader.mimic is not None:
                 if leader.name in seen:
@@ -346,8 +358,8 @@ class _Reader:
         if mimic_el is not None:
             mimic = Mimic(
                 self.attr(mimic_el, "joint", owner=el),
-                self.number(mimic_el, "multiplier", owner=el, default=1.0),
-                self.number(mimic_el, "offset", owner=el, default=0.0),
+                self.number(mimic_el, "multiplier", owner=el, default=1.0, largest=LARGEST),
+                self.number(mimic_el, "offset", owner=el, default=0.0, largest=LARGEST),
             )
         parent_H_stator.setflags(write=False)
         axis = self.joint_axis(el)
@@ -359,8 +371,8 @@ class _Reader:
             axis=axis,
             parent_H_stator=parent_H_stator,
             limits=self.joint_limits(el, kind),
-            damping=0.0 if dyn is None else self.number(dyn, "damping", owner=el, default=0.0),
-            friction=0.0 if dyn is None else self.number(dyn, "friction", owner=el, default=0.0),
+            damping=0.0 if dyn is None else self.number(dyn, "damping", owner=el, default=0.0, largest=LARGEST),
+            friction=0.0 if dyn is None else self.number(dyn, "friction", owner=el, default=0.0, largest=LARGEST),
             mimic=mimic,
             parent_link=parent_link,
             child_link=child_link,

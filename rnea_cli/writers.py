@@ -62,8 +62,11 @@ def destination(path):
     """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
     succeeds; a device or pipe (/dev/null, a FIFO) is written in place."""
     if path in (None, "-"):
-        yield _Checked(sys.stdout.buffer, "<stdout>")
-        _Checked(sys.stdout.buffer, "<stdout>").flush()
+        stdout = getattr(sys.stdout, "buffer", None)
+        if stdout is None or stdout.closed:
+            raise RneaError("<stdout>", None, "standard output is closed (use -o FILE)")
+        yield _Checked(stdout, "<stdout>")
+        _Checked(stdout, "<stdout>").flush()
         return
     path = os.fspath(path)
     if not path:

@@ -270,7 +270,7 @@ def test_info_shows_planar_and_floating_joints(tmp_path):
     assert "pl planar, coordinates pl_x, pl_y, pl_theta, axis 0 0 1" in result.stdout
     (tmp_path / "f.urdf").write_text(planar_urdf().replace('type="planar"', 'type="floating"'))
     result = run("info", str(tmp_path / "f.urdf"))
-    assert result.stdout.splitlines()[:3] == ["w (the world)", "└── pl (floating)", "    └── b  2 kg"]
+    assert result.stdout.splitlines()[:3] == ["w (the world)", "  └─ pl (floating)", "    b  2 kg"]
     assert "1 degree of freedom + 6 of the floating base" in result.stdout
     facts = json.loads(run("info", str(tmp_path / "f.urdf"), "--format", "json").stdout)
     assert facts["floating"] is True and facts["root_link"] == "b"

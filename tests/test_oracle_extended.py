@@ -11,7 +11,7 @@ from conftest import corpus_params, load, need_corpus, planar_urdf
 from oracle import (assert_matches, fixed_as_revolute, pin_configuration, pin_full, pin_link_wrenches,
                     pin_loadable_xml, pin_model, random_base, random_motion, widen)
 from random_urdf import random_urdf
-from rnea_cli import URDFError, load_urdf
+from rnea_cli import URDFWarning, URDFError, load_urdf
 from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
 from rnea_cli.engine import inverse_dynamics
 
@@ -216,9 +216,10 @@ def test_fixed_joints_kept_stay_fixed():
       <joint name="fx" type="fixed"><parent link="a"/><child link="b"/></joint>
       <joint name="mj" type="revolute"><parent link="b"/><child link="c"/><mimic joint="fx"/>
         <limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>"""
-    for fixed_joints in (False, True):
-        with pytest.raises(URDFError, match="mimics joint 'fx', which is not a movable joint"):
-            load_urdf(mimic, fixed_joints=fixed_joints)
+    for fixed_joints in (False, True):  # a fixed joint leads nothing: the follower moves on its own
+        with pytest.warns(URDFWarning, match="mimics joint 'fx', which is not a movable joint: 'mj' is treated"):
+            model = load_urdf(mimic, fixed_joints=fixed_joints)
+        assert model.joints[model.index("mj")].mimic is None
     clash = planar_urdf().replace('<joint name="pl" ', '<link name="z"/><joint name="pl_x" type="fixed"><parent '
                                   'link="w"/><child link="z"/></joint><joint name="pl" ')
     for fixed_joints in (False, True):

@@ -341,7 +341,7 @@ def test_overflowing_torques_are_an_input_error(tmp_path):
     result = run("torques", PLANAR, str(tmp_path / "big.csv"), "-o", str(tmp_path / "out.csv"))
     assert result.exit_code == 2
     assert result.stderr.strip() == f"rnea: error: {tmp_path / 'big.csv'}: line 3: torques overflow (not finite): " \
-                                    "the values of this sample are too large"
+                                    "the values of this sample (up to 1e+200) are too large"
     assert not (tmp_path / "out.csv").exists()
 
 

@@ -57,8 +57,6 @@ BAD = {
                            4, "missing required attribute 'value'"),
     "missing-inertia-attr": (robot(LINK.format("a"), LINK.format("b").replace(' izz="1"', ""), GOOD[2]), 4,
                              "missing required attribute 'izz'"),
-    "mimic-unknown": (robot(*GOOD[:2], joint("j", "a", "b", extra='<mimic joint="nope"/>')), 5,
-                      "mimics joint 'nope'"),
 }
 
 
@@ -189,3 +187,29 @@ def test_continuous_ignores_position_limits(path):
     model = load(need_corpus(path))
     continuous = [j for j in model.joints if j.type == "continuous"]
     assert len(continuous) == 3 and all(j.limits.lower is None and j.limits.upper is None for j in continuous)
+
+
+def test_a_mimic_of_a_joint_that_is_not_there_loads_with_a_warning():
+    """example-robot-data's alex_psyonic_hands.urdf has one; Pinocchio loads it, and so do we: the
+    follower is an independent joint, with or without --no-mimic."""
+    xml = robot(*GOOD[:2], joint("j", "a", "b", extra='<mimic joint="nope"/>'))
+    with pytest.warns(URDFWarning, match="<string>:5: <mimic>: mimics joint 'nope', which is not a movable joint: "
+                                         "'j' is treated as an independent joint"):
+        model = load_urdf(xml)
+    assert model.joint_names == ["j"] and model.joints[0].mimic is None
+    assert any("treated as an independent joint" in w for w in model.warnings)
+
+
+def test_axes_of_any_size_and_round_off_sized_inertias():
+    """An axis of 1e200 (its norm overflows) or 1e-200 (underflows) is a direction like any; moments
+    of 1e-20 kg m² that break the triangle inequality are round-off, not a warning."""
+    import warnings
+
+    for size in ("1e200", "1e-200"):
+        model = load_urdf(robot(*GOOD[:2], joint("j", "a", "b", extra=f'<axis xyz="{size} 0 0"/>')))
+        assert model.joints[0].axis.tolist() == [1.0, 0.0, 0.0]
+    tiny = LINK.format("b").replace('ixx="1"', 'ixx="1e-20"').replace('iyy="1"', 'iyy="-1e-20"').replace(
+        'izz="1"', 'izz="3e-20"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", URDFWarning)
+        load_urdf(robot(LINK.format("a"), tiny, GOOD[2]))

@@ -93,6 +93,11 @@ def run():
     # the engine's 6x6 products gain nothing from BLAS threads, which would spin beside the
     # reader and writer threads; set before numpy is imported, unless the user chose
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # numpy's floating-point warnings (with source paths) would come before the one-line error that
+    # names the input: every value that reaches an output is checked for being finite instead
+    import warnings
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
     try:
         main()
     except KeyboardInterrupt:  # between commands' own handling, e.g. while importing

@@ -91,7 +91,7 @@ def info(fmt, **options):
         click.echo(json.dumps(facts, indent=2, allow_nan=False))
         return
     stdout = make_console(stderr=False)
-    stdout.print(robot_tree(facts))
+    click.echo("\n".join(robot_tree(facts)))
     base = " + 6 of the floating base" if facts["floating"] else ""
     dof = f"{facts['dof']} degree{'s' if facts['dof'] != 1 else ''} of freedom"
     say(stdout, f"{facts['robot'] or 'robot'}: {dof}{base}, total mass {facts['total_mass']:.6g} kg, root link "

@@ -53,7 +53,10 @@ def make_console(stderr=True, quiet=False):
 
 
 def say(console, text, style=None):
-    console.print(text, markup=False, style=style)
+    """One line of text, control characters escaped (names come from the user's files)."""
+    from ..errors import printable
+
+    console.print(printable(text, 4000), markup=False, style=style)
 
 
 def robot_options(command):

@@ -44,12 +44,7 @@ def report(output, strict, friction, actuators_file, quiet, **options):
         recorder.update(block)
     check.finish()
     facts = robot_facts(run.model)
-    from rich.console import Console
-
-    text = Console(width=120, no_color=True)
-    with text.capture() as captured:
-        text.print(robot_tree(facts))
-    page = document(run, check, recorder, strict, facts, captured.get())
+    page = document(run, check, recorder, strict, facts, "\n".join(robot_tree(facts)))
     with writers.destination(output) as stream:
         stream.write(page.encode())
     if not console.quiet:

@@ -209,6 +209,12 @@ def _merge(groups, label, where, coords, want_effort):
             columns.append(x[keep] if g is base else np.interp(t, g.time, x))
         if columns is not None:
             arrays[key] = np.column_stack(columns) if columns else np.empty((len(t), 0))
+    for key in ("q", "qd", "effort"):
+        if key in arrays and not np.isfinite(arrays[key]).all():
+            k, j = (int(a[0]) for a in np.nonzero(~np.isfinite(arrays[key])))
+            field = {"q": "position", "qd": "velocity", "effort": "effort"}[key]
+            raise TrajectoryError(label, f"{where}, message {k}", f"the {field} of {shown(needed[j])} is not finite: "
+                                                                  f"{float(arrays[key][k, j])!r}")
     others = len({id(g) for g in source.values()}) - 1
     if others:
         notices.append(f"{sum(source[n] is not base for n in needed)} joints interpolated onto the stamps of "
