@@ -102,6 +102,24 @@ class Pipeline:
         block = Block(chunk, motion, coords.reflect(tau), None, result.base_wrench, joint_wrenches=W)
         if self.split:
             self._split(block, base, f_ext, traj)
+        with np.errstate(all="ignore"):  # an overflow is reported below, naming its cause
+            block.effort = self._drive_terms(block, chunk, motion)
+        for what, x, source in (("friction", block.friction, "its damping and friction (URDF <dynamics>, "
+                                                            "--actuators viscous and coulomb)"),
+                                ("armature", block.armature, "--actuators gear_ratio² rotor_inertia"),
+                                ("motor torque", block.motor, "--actuators gear_ratio and efficiency"),
+                                ("effort", block.effort, "the sum of its terms")):
+            if x is not None and not np.isfinite(x).all():
+                bad = ~np.isfinite(x)
+                k, j = (int(a[0]) for a in np.nonzero(bad))
+                raise TrajectoryError(traj.label, traj.where(chunk.start + k),
+                                      f"{what} of joint {coords.joint_names[j]} overflows (not finite): {source} "
+                                      "times this sample's motion is too large")
+        return block
+
+    def _drive_terms(self, block, chunk, motion):
+        """Friction, armature and motor torque into the block; returns the effort."""
+        coords = self.coords
         effort = block.tau
         if self.effort_terms:
             block.friction = actuators.friction(coords.joints, chunk.qd, self.drives, urdf=False)
@@ -112,19 +130,7 @@ class Pipeline:
             block.armature = actuators.armature(coords.joints, chunk.qdd, self.drives)
             effort = effort + block.armature
             block.motor = actuators.motor(coords.joints, effort, chunk.qd, self.drives)
-        block.effort = effort
-        for what, x, source in (("friction", block.friction, "its damping and friction (URDF <dynamics>, "
-                                                            "--actuators viscous and coulomb)"),
-                                ("armature", block.armature, "--actuators gear_ratio² rotor_inertia"),
-                                ("motor torque", block.motor, "--actuators gear_ratio and efficiency"),
-                                ("effort", effort, "the sum of its terms")):
-            if x is not None and not np.isfinite(x).all():
-                bad = ~np.isfinite(x)
-                k, j = (int(a[0]) for a in np.nonzero(bad))
-                raise TrajectoryError(traj.label, traj.where(chunk.start + k),
-                                      f"{what} of joint {coords.joint_names[j]} overflows (not finite): {source} "
-                                      "times this sample's motion is too large")
-        return block
+        return effort
 
     def _cause(self, chunk, motion):
         """What makes a sample's torques overflow, for the message: the sample, or the robot's numbers."""

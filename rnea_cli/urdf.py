@@ -13,7 +13,7 @@ import numpy as np
 from lxml import etree
 
 from . import spatial
-from .errors import URDFError, URDFWarning
+from .errors import URDFError, URDFWarning, shown
 from .model import MOVABLE, Joint, Limits, Link, Mimic, Model, TreeJoint
 
 PLANAR_PARTS = ("x", "y", "theta")  # a planar joint J is the coordinates J_x, J_y, J_theta
@@ -65,7 +65,8 @@ def _read(source):
 
 def _describe(el):
     name = el.get("name")
-    return f"<{el.tag} name=\"{name}\">" if name is not None else f"<{el.tag}>"
+    tag = shown(el.tag)[1:-1]
+    return f"<{tag} name={shown(name).replace(chr(39), chr(34))}>" if name is not None else f"<{tag}>"
 
 
 class _Reader:
@@ -102,14 +103,14 @@ class _Reader:
         try:
             values = [float(t) for t in text.split()]
         except ValueError:
-            raise self.error(el, f"attribute {name}=\"{text}\" is not {_numbers(count)}", owner) from None
+            raise self.error(el, f"attribute {_attr(name, text)} is not {_numbers(count)}", owner) from None
         if len(values) != count:
-            raise self.error(el, f"attribute {name}=\"{text}\" is not {_numbers(count)}", owner)
+            raise self.error(el, f"attribute {_attr(name, text)} is not {_numbers(count)}", owner)
         if not all(math.isfinite(v) for v in values):
-            raise self.error(el, f"attribute {name}=\"{text}\" is not finite", owner)
+            raise self.error(el, f"attribute {_attr(name, text)} is not finite", owner)
         if largest is not None and not all(abs(v) <= largest for v in values):
-            raise self.error(el, f"attribute {name}=\"{text}\" is too large (at most {largest:g} in size: torques "
-                                 "would overflow)", owner)
+            raise self.error(el, f"attribute {_attr(name, text)} is too large (at most {largest:g} in size: "
+                                 "torques would overflow)", owner)
         return np.array(values)
 
     def number(self, el, name, owner=None, default=None, required=False, largest=None):
@@ -382,6 +383,12 @@ class _Reader:
 
 _Z = np.array([0.0, 0.0, 1.0])
 _Z.setflags(write=False)
+
+
+def _attr(name, text):
+    """name="value" for a message, the value cut short and escaped."""
+    value = shown(text)
+    return f'{name}="{value[1:-1]}"' if value.endswith("'") else f"{name}={value}"
 
 
 def _numbers(count):

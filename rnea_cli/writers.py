@@ -7,6 +7,7 @@ elsewhere into a hidden temp file that a handler removes on SIGTERM, SIGHUP and 
 """
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -78,7 +79,7 @@ def destination(path):
             stream = open(path, "wb")
         except OSError as exc:
             raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-        with stream:
+        with _closing(stream):
             yield _Checked(stream, path)
             _Checked(stream, path).flush()
         return
@@ -106,8 +107,22 @@ def _unnamed(folder):
         return None  # a file system without O_TMPFILE support; or no such folder (said by _write_temp)
 
 
+@contextlib.contextmanager
+def _closing(stream):
+    """Close the stream after the block; if the block failed, a failure to flush on closing does
+    not hide its error (a full disk fails the write first, then the close)."""
+    try:
+        yield stream
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            if sys.exc_info()[0] is None:
+                raise
+
+
 def _write_unnamed(fd, path):
-    with os.fdopen(fd, "wb") as stream:
+    with _closing(os.fdopen(fd, "wb")) as stream:
         yield _Checked(stream, path)
         _Checked(stream, path).flush()
         # complete: give it a name. link() refuses an existing name, so over one go through a
@@ -158,7 +173,7 @@ def _write_temp(folder, path):
             with contextlib.suppress(ValueError):  # not the main thread
                 signal.signal(signum, _remove_temps)
     try:
-        with os.fdopen(fd, "wb") as stream:
+        with _closing(os.fdopen(fd, "wb")) as stream:
             yield _Checked(stream, path)
             _Checked(stream, path).flush()
         os.chmod(tmp, _mode())
@@ -204,9 +219,10 @@ class TableWriter:
         if self._header:  # written with the first rows, so a bad input prints nothing
             self._header = False
             self.stream.write((",".join(_csv_name(n) for n in self.names) + "\n").encode())
-        if len(block):
-            pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])}).write_csv(self.stream,
-                                                                                           include_header=False)
+        if len(block):  # formatted into memory, then written through the stream that names the output
+            text = io.BytesIO()
+            pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])}).write_csv(text, include_header=False)
+            self.stream.write(text.getbuffer())
 
     def _write_arrow(self, block):
         import pyarrow as pa

@@ -43,6 +43,8 @@ def handled(work, say=None):
         say("rnea: error: out of memory\n" if say is not _say else "rnea: error: out of memory")
         return 2
     except OSError as exc:  # reading or writing failed below the formats: a lost mount, a device
+        if os.environ.get("RNEA_DEBUG"):
+            raise
         where = exc.filename or "input/output"
         text = f"rnea: error: {printable(where, 300)}: {printable(exc.strerror or exc, 200)}"
         say(text + "\n" if say is not _say else text)

@@ -19,7 +19,7 @@ def limit_check(run, options, console):
     overrides = load_limits_file(limits_file, run.model) if limits_file else None
     limits, notes = joint_limits(run.model, overrides, limits_file)
     for note in notes:
-        say(console, f"warning: {note}")
+        say(run.later, f"warning: {note}")
     from .batch import CURRENT
 
     CURRENT["check"] = check = LimitCheck(run.model, run.coords, limits, options.get("margin", 1.0),

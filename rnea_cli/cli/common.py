@@ -150,6 +150,23 @@ def limit_options(command):
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")
 
 
+class Later:
+    """A console whose lines wait: notes are said once the run has gone through, so that bad input
+    gets its one line on stderr and nothing else."""
+
+    def __init__(self, console):
+        self.console, self.lines = console, []
+        self.quiet, self.is_terminal = console.quiet, console.is_terminal
+
+    def print(self, *objects, **options):
+        self.lines.append((objects, options))
+
+    def flush(self):
+        for objects, options in self.lines:
+            self.console.print(*objects, **options)
+        self.lines = []
+
+
 def load_model(options, console, fixed_joints=False):
     """The robot of the command's ROBOT options, its warnings said once."""
     from ..robot import load_robot
@@ -174,15 +191,17 @@ class Run:
     pipeline: object
     console: object
     quiet: bool = False
+    later: object = None  # notes and warnings, said once every block went through
 
     def blocks(self):
-        """The pipeline's Blocks, read ahead in a thread; notices found while reading said at the end."""
+        """The pipeline's Blocks, read ahead in a thread; notes and warnings said at the end."""
         from ..streams import prefetch
 
         shown = len(self.traj.notices)
         chunks = _with_progress(prefetch(self.traj.chunks), self.console, not self.quiet)
         self.traj.chunks = chunks
         yield from self.pipeline.blocks(self.traj)
+        self.later.flush()
         for notice in self.traj.notices[shown:]:
             say(self.console, notice if notice.startswith("warning:") else f"note: {notice}")
 
@@ -195,6 +214,7 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     from ..pipeline import FixedJoints, Pipeline
     from ..trajectory import open_trajectory
 
+    console = later = Later(console)
     model = load_model(options, console)
     coords = Coordinates(model, mimic=not options["no_mimic"])
     floating = options["floating_base"] or model.floating
@@ -229,7 +249,7 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     pipeline = Pipeline(model, coords, gravity=options["gravity"], floating=floating,
                         wrench_frame=options["wrench_frame"], friction=friction, drives=drives, wrenches=wrenches,
                         fixed=kept, split=split, threads=engine_threads())
-    run = Run(model, coords, traj, pipeline, console, quiet)
+    run = Run(model, coords, traj, pipeline, later.console, quiet, later)
     from .batch import CURRENT
 
     CURRENT["run"] = run  # for the summary of a run among several

@@ -1,0 +1,287 @@
+"""What rnea promises on hostile input (README, "What rnea promises"): exit 0 with finite numbers,
+or exit 2 with one line naming the input and no output file; never a traceback, an internal
+error (70), a hang or a memory blow-up. One test per class of problem, then a bounded fuzz of
+every reader."""
+
+import json
+import re
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ARM, ARM_CSV, ROBOTS, run
+
+PLANAR = ROBOTS / "planar2.urdf"
+PLANAR_CSV = ROBOTS / "planar2_traj.csv"
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def one_line_error(result, *needles):
+    """Exit 2, one line on stderr, no control characters in it, the needles in it."""
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("rnea: error: "), result.stderr
+    assert not CONTROL.search(result.stderr), result.stderr
+    assert len(result.stderr) <= 1100
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+    return result.stderr
+
+
+def child(code):
+    """(exit status, stderr, peak RSS MB) of code in a fresh interpreter."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stderr, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def cli(*args):
+    return f"from rnea_cli.cli import main\nmain({[str(a) for a in args]!r})"
+
+
+# -- wrong numbers with exit 0 ------------------------------------------------------------------
+
+def test_overflow_is_an_error_naming_its_cause_never_infinity(tmp_path):
+    drives = tmp_path / "drives.yaml"
+    drives.write_text("shoulder: {gear_ratio: 1e70, rotor_inertia: 1.0}\n")  # armature 1e140: allowed
+    traj = tmp_path / "t.csv"
+    traj.write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n0,0,0,0,0,1e200,0\n")
+    for fmt in ("text", "json"):
+        result = run("check", PLANAR, traj, "--actuators", drives, "--format", fmt)
+        one_line_error(result, "line 2: armature of joint shoulder overflows (not finite): --actuators gear_ratio²")
+        assert "Infinity" not in result.stdout and "inf" not in result.stdout.lower()
+    heavy = tmp_path / "h.urdf"
+    heavy.write_text(PLANAR.read_text().replace('<mass value="', '<mass value="1e90" was="', 1))
+    traj.write_text("q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n0,0,0,0,1e250,1e250\n")
+    one_line_error(run("torques", heavy, traj, "-o", tmp_path / "o.csv"), "the robot's masses and inertias (up to")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_numbers_too_large_in_the_urdf_are_refused_where_they_stand(tmp_path):
+    for attribute, value in (("mass", "1e300"), ("damping", "1e308"), ("xyz", "1e200 0 0")):
+        text = PLANAR.read_text()
+        if attribute == "mass":
+            text = text.replace('<mass value="', f'<mass value="{value}" was="', 1)
+        elif attribute == "damping":
+            text = text.replace("<limit", f'<dynamics damping="{value}"/><limit', 1)
+        else:
+            text = re.sub(r'<origin xyz="[^"]*"', f'<origin xyz="{value}"', text, count=1)
+        path = tmp_path / "big.urdf"
+        path.write_text(text)
+        one_line_error(run("info", path), "is too large (at most 1e+100 in size")
+
+
+# -- resource blow-ups --------------------------------------------------------------------------
+
+def test_a_yaml_alias_bomb_is_refused_small_and_fast(tmp_path):
+    bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
+        f"{chr(98 + k)}: &{chr(98 + k)} [{','.join('*' + chr(97 + k) for _ in range(10))}]\n" for k in range(8))
+    assert len(bomb) < 500
+    for target, args in (("traj", ("torques", ARM, "{path}")), ("limits", ("check", ARM, ARM_CSV, "--limits",
+                                                                            "{path}"))):
+        path = tmp_path / f"{target}.yaml"
+        path.write_text(bomb)
+        code, err, rss = child(cli(*(str(a).format(path=path) for a in args)))
+        assert code == 2 and err.count("\n") == 1 and "aliases" in err, err
+        assert rss < 400
+
+
+def test_a_huge_attribute_is_not_copied_into_the_message(tmp_path):
+    path = tmp_path / "a.urdf"
+    path.write_text(PLANAR.read_text().replace('name="elbow"', 'name="elbow" ' + 'x' * 10 + '="1"', 1).replace(
+        '<axis xyz="0 0 1"/>', '<axis xyz="' + "7" * 5_000_000 + '"/>', 1))
+    one_line_error(run("info", path), "is not 3 numbers")
+
+
+# -- internal errors instead of a message -------------------------------------------------------
+
+@pytest.mark.parametrize("name, data, needle", [
+    ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deep"),
+    ("digits.json", '{"q": {"shoulder": [' + "9" * 5000 + '], "elbow": [0]}}', "not finite"),
+    ("digits.yaml", "q: {shoulder: [" + "9" * 5000 + "], elbow: [0]}\n", "not finite"),
+    ("dup.yaml", "q: {shoulder: [0], elbow: [0]}\nq: {shoulder: [1], elbow: [1]}\n", "appears twice"),
+    ("dup.json", '{"q": {"shoulder": [0], "shoulder": [1], "elbow": [0]}}', "appears twice"),
+    ("cr.csv", "q_shoulder,q_elbow\r0,0\r1,1\r", "carriage return alone"),
+])
+def test_odd_documents_are_one_line(tmp_path, name, data, needle):
+    path = tmp_path / name
+    path.write_text(data)
+    one_line_error(run("torques", PLANAR, path, "--dt", "0.01"), needle)
+
+
+def test_integers_of_thousands_of_digits_in_a_limits_file(tmp_path):
+    path = tmp_path / "limits.yaml"
+    path.write_text("arm7_joint1: {effort: " + "9" * 5000 + "}\n")
+    one_line_error(run("check", ARM, ARM_CSV, "--limits", path), "arm7_joint1.effort: not finite")
+
+
+def test_closed_standard_streams():
+    code, err, _ = child("import sys\nsys.stdin.close()\nsys.stdin = None\n" + cli("torques", PLANAR, "-"))
+    assert code == 2 and err == "rnea: error: <stdin>: standard input is closed\n", err
+    code, err, _ = child("import sys\nsys.stdout.close()\nsys.stdout = None\n" + cli("torques", PLANAR, PLANAR_CSV,
+                                                                                     "-q"))
+    assert code == 2 and "<stdout>: standard output is closed" in err, err
+
+
+def test_info_on_a_deep_chain_shows_every_joint(tmp_path):
+    links = "".join(f'<link name="l{k}"/>' for k in range(1001))
+    joints = "".join(f'<joint name="j{k}" type="revolute"><parent link="l{k}"/><child link="l{k + 1}"/>'
+                     f'<axis xyz="0 0 1"/></joint>' for k in range(1000))
+    (tmp_path / "chain.urdf").write_text(f'<robot name="c">{links}{joints}</robot>')
+    out = run("info", tmp_path / "chain.urdf").stdout
+    assert all(f"j{k} revolute" in out for k in range(1000))
+    assert "[depth 2000] l1000" in out
+
+
+# -- classes ------------------------------------------------------------------------------------
+
+ODD = ["1_0", "0x10", "1:30", "inf", "nan", ".5", "+2", "1e3", "007", "true", "", "1,5", "١٢", "0.1e-2"]
+
+
+@pytest.mark.parametrize("cell", ODD)
+def test_every_format_reads_a_number_alike(tmp_path, cell):
+    """CSV, YAML, JSON and a limits file agree on what is a number (and which)."""
+    outcomes = {}
+    csv_text = f"q_shoulder,q_elbow\n0,{cell}\n" if "," not in cell else f'q_shoulder,q_elbow\n0,"{cell}"\n'
+    (tmp_path / "t.csv").write_text(csv_text)
+    (tmp_path / "t.yaml").write_text(f"q: {{shoulder: [0], elbow: [{cell}]}}\n" if cell else
+                                     "q: {shoulder: [0], elbow: [null]}\n")
+    (tmp_path / "t.json").write_text(json.dumps({"q": {"shoulder": [0], "elbow": [cell]}}))
+    for name in ("t.csv", "t.yaml", "t.json"):
+        result = run("torques", PLANAR, tmp_path / name, "--static", "-q")
+        outcomes[name] = result.exit_code
+        if result.exit_code == 2:
+            one_line_error(result)
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(f"elbow: {{effort: {cell or 'null'}}}\n")
+    verdict = run("check", PLANAR, PLANAR_CSV, "--limits", limits)
+    accepted = outcomes["t.csv"] == 0
+    assert outcomes["t.yaml"] == outcomes["t.csv"], outcomes
+    if cell not in ("", "inf", "nan"):  # JSON holds the text as a string, as a quoted CSV cell
+        assert outcomes["t.json"] == outcomes["t.csv"], outcomes
+    if cell:
+        assert (verdict.exit_code != 2) == (accepted and float(cell) > 0), (cell, verdict.stderr)
+
+
+def test_control_characters_from_input_never_reach_the_terminal(tmp_path):
+    nasty = "\x1b]0;pwned\x07\x1b[2J\x0c"
+    (tmp_path / "t.csv").write_text(f"q_shoulder,q_elbow\n0,{nasty}\n")
+    one_line_error(run("torques", PLANAR, tmp_path / "t.csv", "--static"), "not a number")
+    (tmp_path / "n.yaml").write_text(f"q: {{'{nasty}': [0]}}\n")
+    result = run("torques", PLANAR, tmp_path / "n.yaml", "--static")
+    one_line_error(result)
+    urdf = tmp_path / "n.urdf"
+    urdf.write_text(PLANAR.read_text().replace('name="elbow"', 'name="elb&#27;[2Jow"'))
+    one_line_error(run("info", urdf), "malformed XML")  # XML has no place for ESC
+    urdf.write_text(PLANAR.read_text().replace('name="elbow"', 'name="elb\u202e\u0085ow"'))  # XML has for these
+    (tmp_path / "e.csv").write_text("q_shoulder,q_elb\u202e\u0085ow\n0,0\n1,1\n2,2\n", encoding="utf-8")
+    result = run("torques", urdf, tmp_path / "e.csv", "--dt", "0.1")
+    assert result.exit_code == 0 and "elb\\u202e\\x85ow" in result.stderr
+    assert "\u202e" not in result.stderr and "\x85" not in result.stderr
+    junit = run("check", urdf, tmp_path / "e.csv", "--dt", "0.1", "--format", "junit").stdout
+    __import__("xml.etree.ElementTree").etree.ElementTree.fromstring(junit)  # still well-formed XML
+    assert not CONTROL.search(junit.replace("\n", "")) and "\u202e" not in junit
+
+
+def test_tiny_time_steps_give_one_line_not_numpy_warnings(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n5e-324,1,1\n1e-323,2,2\n1.5e-323,3,3\n")
+    code, err, _ = child("from rnea_cli.cli import run\nimport sys\nsys.argv = ['rnea', 'torques', "
+                         f"{str(PLANAR)!r}, {str(path)!r}]\nrun()")
+    assert code == 2 and err.count("\n") == 1 and "derived here is not finite: time steps of" in err, err
+
+
+def test_a_byte_order_mark_on_stdin_does_not_change_the_format():
+    text = PLANAR_CSV.read_text()
+    assert run("torques", PLANAR, "-", "-q", input="\ufeff" + text).stdout == run("torques", PLANAR, PLANAR_CSV,
+                                                                                  "-q").stdout
+    doc = json.dumps({"time": [0, 0.1, 0.2], "q": {"shoulder": [0, 1, 2], "elbow": [0, 1, 2]}})
+    assert run("torques", PLANAR, "-", "-q", input="\ufeff" + doc).exit_code == 0
+
+
+def test_outputs_that_cannot_be_written_name_the_right_file(tmp_path):
+    one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", ""), "-o: the output file name is empty")
+    if __import__("os").path.exists("/dev/full"):
+        one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", "/dev/full"), "/dev/full: cannot write: No space")
+    one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "no" / "such" / "x.csv"),
+                   "x.csv: cannot write")
+    one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path), "cannot write: is a directory")
+
+
+def test_report_values_stay_readable(tmp_path):
+    limits = tmp_path / "l.yaml"
+    limits.write_text("elbow: {effort: 1e-300}\n")
+    result = run("check", PLANAR, PLANAR_CSV, "--limits", limits)
+    assert result.exit_code == 1
+    assert max(len(cell) for line in result.stdout.splitlines() for cell in line.split()) < 40
+
+
+# -- a bounded fuzz of every reader -------------------------------------------------------------
+
+SEEDS = {
+    "csv": PLANAR_CSV.read_bytes()[:2000].rsplit(b"\n", 1)[0] + b"\n",
+    "yaml": b"time: [0, 0.1, 0.2, 0.3]\nq: {shoulder: [0, 0.1, 0.2, 0.3], elbow: [1, 1, 1, 1]}\n",
+    "json": b'{"time": [0, 0.1, 0.2], "q": {"shoulder": [0, 1, 2], "elbow": [0, 1, 2]}}',
+    "urdf": PLANAR.read_bytes(),
+    "limits": b"shoulder: {effort: 10, velocity: 2}\nelbow: {lower: -1, upper: 1}\n",
+    "drives": b"shoulder: {gear_ratio: 100, rotor_inertia: 1e-5, efficiency: 0.9, peak_torque: 1}\n",
+}
+PIECES = [b"\n", b",", b'"', b"\r", b"\x00", b"\xff", b"nan", b"1e308", b"-", b"1_0", b" ", b"{", b"[", b"&a",
+          b"*a", b"<", b"/>", b"\x1b[2J", b"0x10", b"9" * 400, b":", b"---", b"\t"]
+
+
+def mutated(seed):
+    @st.composite
+    def build(draw):
+        data = bytearray(seed)
+        for _ in range(draw(st.integers(1, 6))):
+            at = draw(st.integers(0, len(data)))
+            how = draw(st.integers(0, 2))
+            if how == 0:
+                data[at:at] = draw(st.sampled_from(PIECES))
+            elif how == 1:
+                del data[at:at + draw(st.integers(1, 40))]
+            else:
+                data[at:at + 1] = bytes([draw(st.integers(0, 255))])
+        return bytes(data)
+    return build()
+
+
+def assert_promise(result, out):
+    """Exit 0 with finite output, or exit 2 (1 for check: a limit) with one line and no output file."""
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.stderr)
+    if result.exit_code == 2:
+        one_line_error(result)
+        assert not out.exists()
+    elif out.exists():
+        text = out.read_text()
+        assert "nan" not in text.lower() and "inf" not in text.lower()
+
+
+@pytest.mark.parametrize("reader", list(SEEDS))
+@settings(max_examples=40, deadline=10_000, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                     HealthCheck.too_slow])
+@given(data=st.data())
+def test_fuzz(tmp_path, reader, data):
+    blob = data.draw(mutated(SEEDS[reader]))
+    out = tmp_path / "out.csv"
+    out.unlink(missing_ok=True)
+    suffix = {"csv": "csv", "yaml": "yaml", "json": "json", "urdf": "urdf", "limits": "yaml", "drives": "yaml"}
+    path = tmp_path / f"input.{suffix[reader]}"
+    path.write_bytes(blob)
+    if reader in ("csv", "yaml", "json"):
+        result = run("torques", PLANAR, path, "-o", out, "-q", "--dt", "0.01") if b"time" not in blob else \
+            run("torques", PLANAR, path, "-o", out, "-q")
+    elif reader == "urdf":
+        result = run("torques", path, PLANAR_CSV, "-o", out, "-q")
+    elif reader == "limits":
+        result = run("check", PLANAR, PLANAR_CSV, "--limits", path, "--format", "json")
+        if result.exit_code in (0, 1):
+            json.loads(result.stdout)
+    else:
+        result = run("torques", PLANAR, PLANAR_CSV, "--actuators", path, "-o", out, "-q")
+    assert_promise(result, out)
+    assert not np.any([p.name.startswith(".out.csv") for p in tmp_path.iterdir()])
