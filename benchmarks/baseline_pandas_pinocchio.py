@@ -4,8 +4,9 @@ pandas reads the CSV, Pinocchio computes one sample per `pin.rnea` call in a Pyt
 writes the result (float_format=None: every float in its exact repr). It is the *good* version of
 that script: columns are pulled out as numpy arrays once, not row by row with iterrows().
 
-Usage: python baseline_pandas_pinocchio.py ROBOT.urdf TRAJ.csv OUT.csv
-TRAJ.csv has columns time, q_<joint>..., qd_<joint>..., qdd_<joint>...; OUT.csv gets time, tau_<joint>...
+Usage: python baseline_pandas_pinocchio.py ROBOT.urdf TRAJ.csv|TRAJ.parquet OUT.csv|OUT.parquet
+TRAJ has columns time, q_<joint>..., qd_<joint>..., qdd_<joint>...; OUT gets time, tau_<joint>...
+(Parquet in and out by pandas.read_parquet and DataFrame.to_parquet, through pyarrow.)
 """
 
 import sys
@@ -23,7 +24,7 @@ def main(urdf, trajectory, output):
     names = list(model.names)[1:]
     assert model.nq == model.nv == len(names), "this baseline handles one-coordinate joints only"
 
-    df = pd.read_csv(trajectory)
+    df = pd.read_parquet(trajectory) if trajectory.endswith(".parquet") else pd.read_csv(trajectory)
     q = df[[f"q_{name}" for name in names]].to_numpy()
     qd = df[[f"qd_{name}" for name in names]].to_numpy()
     qdd = df[[f"qdd_{name}" for name in names]].to_numpy()
@@ -34,7 +35,10 @@ def main(urdf, trajectory, output):
 
     result = pd.DataFrame(tau, columns=[f"tau_{name}" for name in names])
     result.insert(0, "time", df["time"])
-    result.to_csv(output, index=False, float_format=None)
+    if output.endswith(".parquet"):
+        result.to_parquet(output, index=False)
+    else:
+        result.to_csv(output, index=False, float_format=None)
 
 
 if __name__ == "__main__":

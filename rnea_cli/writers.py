@@ -227,7 +227,9 @@ class TableWriter:
     def _write_arrow(self, block):
         import pyarrow as pa
 
-        table = pa.table({name: block[:, k] for k, name in enumerate(self.names)})
+        from .sources.tables import arrow_of
+
+        table = pa.Table.from_arrays([arrow_of(block[:, k]) for k in range(block.shape[1])], names=list(self.names))
         raw = getattr(self.stream, "stream", self.stream)
         try:
             if self._arrow is None:

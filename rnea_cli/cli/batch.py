@@ -72,20 +72,23 @@ def _extension(name, params):
 
 
 def _run_all(work, jobs):
-    """The results of the work, in order: in `jobs` worker processes, started fresh (spawn: a fork
-    of a process whose polars threads have run may hang), or here for one job."""
+    """The results of the work, in order: in `jobs` worker processes, or here for one job. The
+    workers are forked while nothing has started polars' threads (a fork of a process whose
+    polars threads ran may hang); else they are started fresh (spawn, slower to start)."""
     if jobs > 1 and len(work) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn"),
+        method = "fork" if hasattr(os, "fork") and "polars" not in sys.modules else "spawn"
+        with ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context(method),
                                  initializer=_one_thread) as pool:
             return list(pool.map(_one, work))
+    _one_thread()  # here too: with several files the parallel work is the files'
     return [_one(job) for job in work]
 
 
 def _one_thread():
-    os.environ["RNEA_THREADS"] = "1"  # the workers share the cores; results are the same bits
+    os.environ["RNEA_THREADS"] = "1"  # the engine of each file on one thread; results are the same bits
 
 
 def _one(job):

@@ -107,8 +107,8 @@ class _BlockParser:
     def chunks(self, stream):
         start = 0
         with stream:
-            for line, block in _blocks(stream, self.label):
-                values = self.parse(line, block)
+            for line, block, rows in _blocks(stream, self.label):
+                values = self.parse(line, block, rows)
                 # column-major views of the (N, len(wanted)) block: no copy when a group's columns sit
                 # side by side in the file, as they usually do
                 data = {g: values[:, span] if isinstance(span, slice) else np.asfortranarray(values[:, span])
@@ -121,12 +121,11 @@ class _BlockParser:
         if start == 0:
             raise TrajectoryError(self.label, None, "no data rows after the header")
 
-    def parse(self, line, block):
-        """(N, len(wanted)) floats of a block of whole lines, column-major."""
+    def parse(self, line, block, rows):
+        """(N, len(wanted)) floats of a block of `rows` whole lines, column-major."""
         if self.spaces:  # runs of spaces and tabs are one delimiter; none at the ends of a line
             block = re.sub(rb"[ \t]+", b" ", re.sub(rb"[ \t\r]*\n[ \t]*", b"\n", block)).lstrip(b" ")
         a = np.frombuffer(block, np.uint8)  # numpy counts several times faster than bytes.count, without the GIL
-        rows = int(np.count_nonzero(a == 10))
         sep = ord(self.sep)
         if b'"' not in block:
             shaped = int(np.count_nonzero(a == sep)) == rows * (self.ncols - 1)
@@ -211,8 +210,9 @@ def _blocks(stream, label, line=2):
             continue
         line_end = block.index(b"\n", end - 1) + 1  # the end of the last line with content
         content = block[:line_end] if line_end < len(block) else block
-        yield line, content
-        line += content.count(b"\n")
+        rows = int(np.count_nonzero(np.frombuffer(content, np.uint8) == 10))  # without the GIL, unlike count()
+        yield line, content, rows
+        line += rows
         if line_end < len(block):
             blank_from = line
             line += block.count(b"\n", line_end)
