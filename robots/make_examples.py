@@ -7,8 +7,21 @@
                            (fext_arm7_tool_*, world frame, at the tool origin)
     gripper2_traj.csv      gripper2.urdf: finger_right mimics finger_left (multiplier -1)
     rover_traj.csv         rover.urdf: a planar base (x, y, theta) carrying a one-link arm
+    arm7_traj.parquet      arm7_traj.csv as Parquet
+    arm7_bag/              arm7_traj.csv as a ROS 2 bag (MCAP) of sensor_msgs/JointState on
+                           /joint_states, stamps 1.25 ms before the log times, names alphabetical
+                           in reverse (as a driver may list them)
+    arm7_noisy.csv         a measurement: arm7's motion at 500 Hz for 3 s, stamps jittered by
+                           ±10 % of the period, Gaussian noise of 1e-4 rad on q (q only)
+    arm7_measured.csv      arm7_traj.csv with a miscalibrated torque sensor's reading:
+                           effort_<j> = 1.05 tau_<j> + 0.3 N·m + noise (sigma 0.05 N·m)
+    arm7_rtde.txt          arm7_traj.csv as UR RTDE's record.py logs a run (space-separated;
+                           actual_q_i, actual_qd_i, target_qdd_i, and actual_current_i: the
+                           drive's effort / (torque_constant gear_ratio efficiency))
 
-Each motion is analytic (sines), with exact derivatives, written with repr(float).
+Each motion is analytic (sines), with exact derivatives, written with repr(float). The last four
+need rnea_cli itself (for the torques a sensor would read), polars and rosbags: run it in the
+project's .venv.
 """
 import csv
 import math
@@ -81,6 +94,77 @@ def main():
         for name, values in parts.items():
             cols[f"{prefix}_{name}"] = values[k]
     write("rover_traj.csv", cols)
+    data_examples()
+
+
+def data_examples():
+    """The examples of rnea's data sources: Parquet, a ROS bag, a noisy measurement, a log."""
+    import shutil
+
+    import polars as pl
+
+    from rnea_cli import load_urdf, rnea
+    from rnea_cli.actuators import load_drives
+    from rnea_cli.model import Coordinates
+
+    arm = read("arm7_traj.csv")
+    model = load_urdf(os.path.join(HERE, "arm7.urdf"))
+    names = model.joint_names
+    t = arm["time"]
+    q, qd, qdd = (np.column_stack([arm[f"{p}_{j}"] for j in names]) for p in ("q", "qd", "qdd"))
+    pl.DataFrame(arm).write_parquet(os.path.join(HERE, "arm7_traj.parquet"))
+    bag(os.path.join(HERE, "arm7_bag"), names, t, q, qd)
+
+    rng = np.random.default_rng(2026)
+    rate, n = 500.0, 1500
+    tn = np.arange(n) / rate + rng.uniform(-0.1, 0.1, n) / rate
+    a = np.array([0.7, 0.5, 0.5, 0.5, 0.6, 0.6, 0.5])
+    w = math.pi * np.array([0.4, 0.5, 0.6, 0.5, 0.75, 0.75, 0.8])
+    phase, offset = np.array([0, 0.5 * math.pi, 0.3, -0.5, 0, 1, 0]), np.array([0, 0.4, 0, -1.2, 0, 0.5, 0])
+    measured = a * np.sin(np.outer(tn, w) + phase) + offset + rng.normal(0, 1e-4, (n, 7))
+    write("arm7_noisy.csv", {"time": tn, **{f"q_{j}": measured[:, i] for i, j in enumerate(names)}})
+
+    tau = rnea(model, q, qd, qdd)
+    sensor = 1.05 * tau + 0.3 + rng.normal(0, 0.05, tau.shape)
+    write("arm7_measured.csv", {**arm, **{f"effort_{j}": sensor[:, i] for i, j in enumerate(names)}})
+
+    coords = Coordinates(model)
+    drives = load_drives(os.path.join(HERE, "arm7_drives.yaml"), coords)
+    d = [drives[j] for j in names]
+    effort = tau + np.array([x.viscous for x in d]) * qd + np.array([x.coulomb for x in d]) * np.sign(qd) \
+        + np.array([x.armature for x in d]) * qdd
+    # as `rnea compare --effort-is current` reads a current: torque = current kt ratio efficiency
+    current = effort / np.array([x.torque_constant * x.gear_ratio * x.efficiency for x in d])
+    cols = {"timestamp": t}
+    for prefix, x in (("actual_q", q), ("actual_qd", qd), ("target_qdd", qdd), ("actual_current", current)):
+        cols |= {f"{prefix}_{i}": x[:, i] for i in range(7)}
+    with open(os.path.join(HERE, "arm7_rtde.txt"), "w") as f:
+        f.write(" ".join(cols) + "\n")
+        for k in range(len(t)):
+            f.write(" ".join(repr(float(cols[c][k])) for c in cols) + "\n")
+
+
+def bag(path, names, t, q, qd):
+    import shutil
+
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    shutil.rmtree(path, ignore_errors=True)
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    T = store.types
+    order = sorted(range(len(names)), key=lambda i: names[i], reverse=True)
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store)
+        for k in range(len(t)):
+            ns = 1_767_225_600 * 10**9 + round(t[k] * 1e9)
+            msg = T["sensor_msgs/msg/JointState"](
+                header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9,
+                                                                                       nanosec=ns % 10**9),
+                                                frame_id=""),
+                name=[names[i] for i in order], position=np.ascontiguousarray(q[k, order]),
+                velocity=np.ascontiguousarray(qd[k, order]), effort=np.empty(0))
+            writer.write(connection, ns + 1_250_000, store.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
 
 
 if __name__ == "__main__":
