@@ -17,10 +17,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import spatial
+from . import blas, spatial
 
 GRAVITY = (0.0, 0.0, -9.81)
 CHUNK = 6144  # samples per pass, so that each body's working arrays stay in cache (benchmarks/README.md)
+THREADED_CHUNK = 4 * CHUNK  # per task on a thread pool: fewer hand-offs of the GIL (the same results)
 PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
 # Products whose column of K is zero for every rigid body (docs/engine.md, "Which products vanish")
 VANISHING = {(a, b) for a in range(3, 6) for b in range(a, 6)} | {(0, 3), (1, 4), (2, 5)}
@@ -176,23 +177,26 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
                    np.empty((N, 6)) if base is not None else None,
                    np.empty((N, model.n, 6)) if wrenches else None)
 
+    size = THREADED_CHUNK if threads > 1 and N > CHUNK else CHUNK
+
     def chunk(start):
-        rows = slice(start, min(start + CHUNK, N))
-        buffers = workspace.take(min(N, CHUNK), wrenches)
+        rows = slice(start, min(start + size, N))
+        buffers = workspace.take(min(N, size), wrenches)
         try:
             _chunk(plan, buffers.view(rows.stop - start), rows, q, qd, qdd, gravity, base, f_ext, out)
         finally:
             workspace.give_back(buffers)
 
-    starts = range(0, N, CHUNK)
-    if threads > 1 and len(starts) > 1:
-        from concurrent.futures import ThreadPoolExecutor
+    starts = range(0, N, size)
+    with blas.one_thread():
+        if threads > 1 and len(starts) > 1:
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(threads, len(starts)), thread_name_prefix="rnea-engine") as pool:
-            list(pool.map(chunk, starts))
-    else:
-        for start in starts:
-            chunk(start)
+            with ThreadPoolExecutor(min(threads, len(starts)), thread_name_prefix="rnea-engine") as pool:
+                list(pool.map(chunk, starts))
+        else:
+            for start in starts:
+                chunk(start)
     if single:
         return Dynamics(*(None if x is None else x[0] for x in out))
     return out

@@ -99,8 +99,6 @@ def main():
 
 def data_examples():
     """The examples of rnea's data sources: Parquet, a ROS bag, a noisy measurement, a log."""
-    import shutil
-
     import polars as pl
 
     from rnea_cli import load_urdf, rnea

@@ -2,7 +2,6 @@
 size and whichever columns are read; bad input is one error naming its line and column."""
 
 import importlib
-import resource
 import subprocess
 import sys
 
@@ -142,9 +141,13 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch):
 
 
 def peak_rss_mb_of(code):
-    """Peak RSS (MB) of a fresh interpreter running code; its stderr."""
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, result
+    """(its own peak RSS MB, the CompletedProcess) of code in a fresh interpreter, which reports its
+    ru_maxrss on the way out (RUSAGE_CHILDREN would be the largest of every child this process had)."""
+    report = ("import atexit, resource, sys\natexit.register(lambda: sys.stderr.write("
+              "'\\nRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
+    result = subprocess.run([sys.executable, "-c", report + code], capture_output=True, text=True)
+    result.stderr, _, rss = result.stderr.rpartition("\nRSS ")
+    return int(rss) / 1024, result
 
 
 def test_megabytes_of_blank_lines_mid_file_fail_in_bounded_memory(tmp_path):

@@ -31,5 +31,8 @@ def test_readme_example_runs(command, tmp_path, monkeypatch):
 def test_the_readme_has_examples_for_every_feature():
     text = " ".join(p.values[0] for p in readme_commands())
     for needle in ("--floating-base", "rover.urdf", "gripper2.urdf", "arm7_payload_traj.csv", "--friction",
-                   "--actuators", "rnea wrenches", "--fixed", "rnea check", "rnea info"):
+                   "--actuators", "rnea wrenches", "--fixed", "rnea check", "rnea info", "rnea payload", "--box",
+                   "rnea scale", "rnea compare", "--effort-is current", "rnea report", "rnea plot", "--split",
+                   "--format markdown", "--smooth", "--preset ur-rtde", "arm7_bag", ".parquet", ".xacro",
+                   "--xacro-arg", "arm7_payload_traj.csv --format junit"):
         assert needle in text, needle

@@ -5,7 +5,6 @@ every reader."""
 
 import json
 import re
-import resource
 import subprocess
 import sys
 
@@ -33,9 +32,13 @@ def one_line_error(result, *needles):
 
 
 def child(code):
-    """(exit status, stderr, peak RSS MB) of code in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stderr, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    """(exit status, stderr, its own peak RSS MB) of code in a fresh interpreter (which reports its
+    ru_maxrss on the way out: RUSAGE_CHILDREN would be the largest of every child this process had)."""
+    report = ("import atexit, resource, sys\natexit.register(lambda: sys.stderr.write("
+              "'\\nRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
+    proc = subprocess.run([sys.executable, "-c", report + code], capture_output=True, text=True, timeout=120)
+    err, _, rss = proc.stderr.rpartition("\nRSS ")
+    return proc.returncode, err, int(rss) / 1024 if rss.strip().isdigit() else float("nan")
 
 
 def cli(*args):

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import ROBOTS, columns as read_csv, run
+from conftest import ROBOTS, run
 from rnea_cli import check_frame, load_urdf, torques_frame
 
 ARM = ROBOTS / "arm7.urdf"

@@ -6,7 +6,7 @@ import click
 
 from . import main
 from .check import limit_check
-from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, say, table_output,
+from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, say,
                      trajectory_options, vector3)
 
 ACTUATORS_HELP = "YAML per joint (as for check): effort includes friction and armature; motor limits count."

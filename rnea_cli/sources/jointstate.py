@@ -81,7 +81,19 @@ def layout_of(raw, ros1):
         pos += 8 * items
     if n - pos > (0 if ros1 else 3):  # CDR may pad the end to 4 bytes
         raise ValueError(f"{n - pos} bytes past the end")
-    return Layout(tuple(names), big, tuple(arrays), tuple(key), n)
+    return Layout(tuple(names), big, tuple(arrays), _spans(key), n)
+
+
+def _spans(ranges, gap=8):
+    """The byte ranges merged across gaps of padding shorter than `gap`: fewer, longer compares. A
+    message whose padding bytes differ from the template's then gets a template of its own."""
+    merged = []
+    for a, b in sorted(ranges):
+        if merged and a - merged[-1][1] < gap:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return tuple((a, b) for a, b in merged)
 
 
 @dataclass
@@ -116,8 +128,9 @@ def decode(raws, log_times, ros1):
                 raise ValueError(first, str(exc)) from None
             ok = np.ones(len(left), bool)
             template = M[left[0]]
+            rest = M if len(left) == len(M) else M[left]
             for a, b in layout.key:
-                ok &= (M[left, a:b] == template[a:b]).all(axis=1)
+                ok &= (rest[:, a:b] == template[a:b]).all(axis=1)
             take = left[ok]
             parts.setdefault(frozenset(layout.names), []).append(
                 (layout, rows[take], log_times[rows[take]], *_numbers(M[take], layout, ros1)))

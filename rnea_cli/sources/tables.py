@@ -57,7 +57,7 @@ class _Reader:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                self.file = pq.ParquetFile(path)
+                self.file = pq.ParquetFile(path, pre_buffer=False)  # read a row group at a time, not the file
                 self.schema = self.file.schema_arrow
             else:
                 source = pa.OSFile(path)
