@@ -96,3 +96,20 @@ def planar_urdf(axis="0 0 1"):
       <axis xyz="{axis}"/></joint>
     <joint name="arm" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 1 0"/>
       <limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>"""
+
+
+LAUNCHER = ("import os, subprocess, sys\nchild = subprocess.Popen(sys.argv[1:], stderr=subprocess.PIPE, text=True)\n"
+            "err = child.stderr.read()\n_, status, usage = os.wait4(child.pid, 0)\n"
+            "sys.stderr.write(err + '\\nRSS %d\\n' % usage.ru_maxrss)\nsys.exit(os.waitstatus_to_exitcode(status))")
+
+
+def run_measured(code, timeout=120):
+    """(exit status, stderr, peak RSS MB) of `python -c code`, started by a small launcher: a process
+    exec'd straight from this one would be charged this process's RSS (exec keeps the high-water mark)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=timeout)
+    err, _, rss = proc.stderr.rpartition("\nRSS ")
+    return proc.returncode, err, int(rss) / 1024

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROBOTS, run
+from conftest import ROBOTS, run, run_measured
 from rnea_cli import TrajectoryError, load_urdf
 from rnea_cli.trajectory import open_trajectory
 
@@ -141,13 +141,9 @@ def test_blank_lines_at_block_boundaries(tmp_path, monkeypatch):
 
 
 def peak_rss_mb_of(code):
-    """(its own peak RSS MB, the CompletedProcess) of code in a fresh interpreter, which reports its
-    ru_maxrss on the way out (RUSAGE_CHILDREN would be the largest of every child this process had)."""
-    report = ("import atexit, resource, sys\natexit.register(lambda: sys.stderr.write("
-              "'\\nRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
-    result = subprocess.run([sys.executable, "-c", report + code], capture_output=True, text=True)
-    result.stderr, _, rss = result.stderr.rpartition("\nRSS ")
-    return int(rss) / 1024, result
+    """(peak RSS MB, (exit status, stderr)) of code in a fresh interpreter."""
+    code, err, rss = run_measured(code)
+    return rss, type("Result", (), {"returncode": code, "stderr": err})
 
 
 def test_megabytes_of_blank_lines_mid_file_fail_in_bounded_memory(tmp_path):

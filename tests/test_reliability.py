@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ARM, ARM_CSV, ROBOTS, run
+from conftest import ARM, ARM_CSV, ROBOTS, run, run_measured
 
 PLANAR = ROBOTS / "planar2.urdf"
 PLANAR_CSV = ROBOTS / "planar2_traj.csv"
@@ -32,13 +32,8 @@ def one_line_error(result, *needles):
 
 
 def child(code):
-    """(exit status, stderr, its own peak RSS MB) of code in a fresh interpreter (which reports its
-    ru_maxrss on the way out: RUSAGE_CHILDREN would be the largest of every child this process had)."""
-    report = ("import atexit, resource, sys\natexit.register(lambda: sys.stderr.write("
-              "'\\nRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n")
-    proc = subprocess.run([sys.executable, "-c", report + code], capture_output=True, text=True, timeout=120)
-    err, _, rss = proc.stderr.rpartition("\nRSS ")
-    return proc.returncode, err, int(rss) / 1024 if rss.strip().isdigit() else float("nan")
+    """(exit status, stderr, its own peak RSS MB) of code in a fresh interpreter."""
+    return run_measured(code)
 
 
 def cli(*args):
