@@ -33,16 +33,10 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     from .. import writers
     from ..info import robot_facts, robot_tree
     from ..pictures.html import document
-    from ..pictures.record import Recorder
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, effort=True)
-    check = limit_check(run, options, console)
-    recorder = Recorder(run)
-    for block in run.blocks():
-        check.update(block)
-        recorder.update(block)
-    check.finish()
+    check, recorder = checked_and_recorded(run, options, console)
     facts = robot_facts(run.model)
     page = document(run, check, recorder, strict, facts, "\n".join(robot_tree(facts)))
     with writers.destination(output) as stream:
@@ -70,7 +64,6 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
 
     from .. import writers
     from ..pictures import figures
-    from ..pictures.record import Recorder
 
     fmt = os.path.splitext(output)[1].lower().lstrip(".")
     if fmt not in ("png", "svg", "pdf"):
@@ -83,12 +76,7 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
     for name in chosen:
         if name not in names:
             raise RneaError("--joints", None, f"no joint {name!r} among {', '.join(names[:12])}")
-    check = limit_check(run, options, console)
-    recorder = Recorder(run)
-    for block in run.blocks():
-        check.update(block)
-        recorder.update(block)
-    check.finish()
+    check, recorder = checked_and_recorded(run, options, console)
     series = {"torque": recorder.effort, "velocity": recorder.velocity, "position": recorder.position,
               "power": recorder.power}[quantity]
     if series is None:
@@ -109,3 +97,16 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
         fig.savefig(stream, format=fmt, dpi=150 if fmt == "png" else 72, metadata={"Creator": None} if fmt != "png"
                     else None)
     plt.close(fig)
+
+
+def checked_and_recorded(run, options, console):
+    """One pass over the run: the limit check, and the series the pictures draw."""
+    from ..pictures.record import Recorder
+
+    check = limit_check(run, options, console)
+    recorder = Recorder(run)
+    for block in run.blocks():
+        check.update(block)
+        recorder.update(block)
+    check.finish()
+    return check, recorder
