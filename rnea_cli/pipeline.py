@@ -145,13 +145,18 @@ class Pipeline:
             return f"the values of this sample (up to {size:.3g}) are too large"
         return cause
 
+    def _wide(self, motion):
+        """The motion of the model's joints as that of the fixed-joints model (0 at its fixed joints)."""
+        if self.fixed is None:
+            return motion
+        wide = tuple(np.zeros((len(x), self.fixed.model.n)) for x in motion)
+        for w, x in zip(wide, motion):
+            w[:, self.fixed.index] = x
+        return wide
+
     def _dynamics(self, motion, base, applied, gravity, wrenches):
         """(engine result, f_ext) for the model's motion; a fixed-joints model gets zeros for its fixed joints."""
-        if self.fixed is not None:
-            wide = tuple(np.zeros((len(x), self.fixed.model.n)) for x in motion)
-            for w, x in zip(wide, motion):
-                w[:, self.fixed.index] = x
-            motion = wide
+        motion = self._wide(motion)
         engine_model = self.workspace.model
         with np.errstate(all="ignore"):  # overflow is reported by the caller, as an input error
             f_ext = link_wrenches_to_bodies(engine_model, applied, self.wrench_frame, motion[0], base and base[0])
@@ -173,8 +178,7 @@ class Pipeline:
         if traj.wrenched:
             parts["external"] = ((q, zero, zero), None if base is None else (base[0], zero6, zero6), no_gravity, f_ext)
         for name, (motion, base_k, gravity, fext) in parts.items():
-            if self.fixed is not None:
-                motion = tuple(np.zeros((len(x), self.fixed.model.n)) for x in motion)
+            motion = self._wide(motion)
             with np.errstate(all="ignore"):
                 result = inverse_dynamics(self.workspace.model, *motion, gravity=gravity, base=base_k, f_ext=fext,
                                           workspace=self.workspace, threads=self.threads)

@@ -1,4 +1,5 @@
-"""Running statistics over the blocks of a trajectory: the peak of |x| and when, and the RMS."""
+"""Running statistics over the blocks of a trajectory: the peak of |x| and when, and the RMS;
+the energy a drive draws and gives back."""
 
 import numpy as np
 
@@ -75,3 +76,27 @@ class ThermalWindow:
         first = int(np.argmax(full))
         new, start = new[first:], start[first:]
         return np.sqrt(np.maximum(sums[new + 1] - sums[start], 0.0) / (new + 1 - start))
+
+
+class Energy:
+    """Per joint: peak |power|, energy drawn (P > 0) and given back (P < 0), trapezoidal in time."""
+
+    def __init__(self, n):
+        self.peaks, self.drawn, self.regenerated = Peaks(n), np.zeros(n), np.zeros(n)
+        self._last = None  # (time, power) of the previous block's last sample
+
+    def update(self, block):
+        """block: a pipeline Block (its effort, and its chunk's time and qd)."""
+        chunk = block.chunk
+        P = block.effort * chunk.qd
+        self.peaks.update(chunk.start, chunk.time, P)
+        if chunk.time is None:
+            return
+        t, p = chunk.time, P
+        if self._last is not None:
+            t, p = np.concatenate([[self._last[0]], t]), np.vstack([self._last[1], p])
+        if len(t) > 1:
+            dt = np.diff(t)[:, None]
+            self.drawn += (0.5 * (np.maximum(p[1:], 0) + np.maximum(p[:-1], 0)) * dt).sum(axis=0)
+            self.regenerated += (0.5 * (np.minimum(p[1:], 0) + np.minimum(p[:-1], 0)) * dt).sum(axis=0)
+        self._last = (t[-1], p[-1])

@@ -4,6 +4,11 @@ import os
 import pathlib
 
 import pytest
+from hypothesis import settings
+
+# No test depends on timing: hypothesis' per-example deadline (200 ms by default) is off everywhere.
+settings.register_profile("rnea", deadline=None)
+settings.load_profile("rnea")
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"

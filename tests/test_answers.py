@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
-from oracle import assert_matches, pin_configuration, pin_loadable_xml, pin_model, pin_rnea, random_motion
+from oracle import (assert_matches, pin_configuration, pin_full, pin_link_wrenches, pin_loadable_xml, pin_model, pin_rnea,
+                    random_motion)
 from random_urdf import random_urdf
 from rnea_cli import load_urdf
 
@@ -22,6 +23,13 @@ JOINTS = MODEL.joint_names
 FRAME = pl.read_csv(ARM_CSV)
 TIME = FRAME["time"].to_numpy()
 Q, QD, QDD = (FRAME.select([f"{p}_{j}" for j in JOINTS]).to_numpy() for p in ("q", "qd", "qdd"))
+
+
+def small_blocks(monkeypatch, block_bytes):
+    """CSV input read in blocks of about block_bytes (None: the default, arm7_traj.csv in one)."""
+    if block_bytes:
+        monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.sources.csvfile"), "BLOCK_BYTES",
+                            block_bytes)
 
 
 def ok(*args, code=0):
@@ -88,9 +96,17 @@ def test_the_split_on_random_trees_with_external_wrenches(seed, tmp_path):
     parts = sum(stack(out, f"tau_{p}", names) for p in ("gravity", "inertia", "coriolis", "external"))
     tau = stack(out, "tau", names)
     np.testing.assert_allclose(parts, tau, rtol=0, atol=1e-11 * max(np.abs(tau).max(), 1))
-    g, inertia, coriolis = pin_terms(pin_model(xml=xml), names, q, qd, qdd)
+    pm = pin_model(xml=xml)
+    g, inertia, coriolis = pin_terms(pm, names, q, qd, qdd)
     assert_matches(stack(out, "tau_gravity", names), g)
     assert_matches(stack(out, "tau_inertia", names), inertia)
+    assert_matches(stack(out, "tau_coriolis", names), coriolis)
+    applied = {link: (np.column_stack([wrench[f"fext_{link}_{c}"] for c in ("tx", "ty", "tz", "fx", "fy", "fz")]),
+                      None)}
+    f_ext = pin_link_wrenches(pm, names, q, applied, "link")
+    zero = np.zeros_like(q)
+    assert_matches(stack(out, "tau_external", names), pin_full(pm, names, q, zero, zero, gravity=(0, 0, 0),
+                                                                 f_ext=f_ext)[0])
 
 
 def test_static_poses_need_no_time_and_give_pinocchios_gravity(tmp_path):
@@ -204,13 +220,75 @@ def test_the_speed_factor_makes_a_limit_bind(tmp_path, extra):
     assert not faster["ok"]
 
 
-def test_scale_is_the_quadratic_of_pinocchio():
-    """tau(k) = g + k² (tau - g): Pinocchio's torque of the scaled motion, at several k."""
-    pm = pin_model(ARM)
-    g = pin_rnea(pm, JOINTS, Q, 0 * QD, 0 * QDD)
-    tau = pin_rnea(pm, JOINTS, Q, QD, QDD)
-    for k in (0.5, 1.7, 3.0):
-        assert_matches(g + k * k * (tau - g), pin_rnea(pm, JOINTS, Q, k * QD, k * k * QDD))
+DRIVE_KEYS = ("gear_ratio", "rotor_inertia", "viscous", "coulomb", "efficiency", "torque_constant")
+
+
+def drive_oracle(drives, k, gravity=(0.0, 0.0, -9.81)):
+    """The motion run k times as fast, from Pinocchio and the YAML numbers: the effort the joints
+    need (rigid body + friction + rotor inertia), the motor torque (efficiency by direction), the
+    motor speed, and the scaled time."""
+    qd, qdd = k * QD, k * k * QDD
+    d = [drives[j] for j in JOINTS]
+    ratio, eta = np.array([x["gear_ratio"] for x in d]), np.array([x["efficiency"] for x in d])
+    effort = pin_rnea(pin_model(ARM), JOINTS, Q, qd, qdd, gravity=gravity) + np.array([x["viscous"] for x in d]) * qd \
+        + np.array([x["coulomb"] for x in d]) * np.sign(qd) + ratio ** 2 * np.array([x["rotor_inertia"] for x in d]) * qdd
+    motor = np.where(effort * qd >= 0, effort / (ratio * eta), effort * eta / ratio)
+    return effort, motor, ratio * qd, TIME / k
+
+
+def utilisation(quantity, entry, drives, k, j, gravity):
+    """The worst value / limit of one limit of joint j on the motion run k times as fast."""
+    effort, motor, speed, time = drive_oracle(drives, k, gravity)
+    if quantity == "motor_torque":
+        return np.abs(motor[:, j]).max() / entry["peak_torque"]
+    if quantity == "motor_speed":
+        return np.abs(speed[:, j]).max() / entry["max_speed"]
+    if quantity == "envelope":
+        w, t = np.array(entry["envelope"]).T
+        allowed = np.where(np.abs(speed[:, j]) <= w[-1], np.interp(np.abs(speed[:, j]), w, t), 0.0)
+        return (np.abs(motor[:, j]) / allowed).max()
+    if quantity == "rms_effort":
+        return np.sqrt(np.mean(effort[:, j] ** 2)) / entry["rms_effort"]
+    window = entry.get("thermal_window")
+    if window is None:
+        return np.sqrt(np.mean(motor[:, j] ** 2)) / entry["continuous_torque"]
+    worst = max(np.sqrt(np.mean(motor[(time > t - window) & (time <= t), j] ** 2)) for t in time if t >= window)
+    return worst / entry["continuous_torque"]
+
+
+@pytest.mark.parametrize("quantity, extra, gravity", [
+    ("motor_torque", {"peak_torque": 0.5}, -9.81),
+    ("motor_torque", {"peak_torque": 0.5}, 9.81),  # gravity reversed: the other side of the limit binds
+    ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, 9.81),
+    ("motor_speed", {"max_speed": 150.0}, -9.81),
+    ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, -9.81),
+    ("motor_rms", {"continuous_torque": 0.3}, -9.81),
+    ("motor_rms", {"continuous_torque": 0.42, "thermal_window": 0.5}, -9.81),
+    ("motor_rms", {"continuous_torque": 0.25, "efficiency": 1.0}, -9.81),
+    ("rms_effort", {}, -9.81),
+])
+def test_each_motor_limit_binds_at_the_speed_factor(tmp_path, quantity, extra, gravity):
+    """With one limit on arm7_joint2 (and the URDF's out of reach) the factor k* is where that
+    limit, computed from Pinocchio and the drive's numbers, is met; at k* (1 + 1e-6) it breaks."""
+    import yaml
+
+    drives = yaml.safe_load(DRIVES.read_text())
+    drives = {j: {key: drives[j][key] for key in DRIVE_KEYS} for j in JOINTS}
+    drives["arm7_joint2"].update(extra)
+    (tmp_path / "drives.yaml").write_text(yaml.safe_dump(drives))
+    limits = {j: {"effort": 1e9, "velocity": 1e9} for j in JOINTS}
+    if quantity == "rms_effort":
+        limits["arm7_joint2"]["rms_effort"] = 40.0
+    (tmp_path / "limits.yaml").write_text(yaml.safe_dump(limits))
+    doc = json.loads(ok("scale", ARM, ARM_CSV, "--format", "json", "--limits", tmp_path / "limits.yaml",
+                        "--actuators", tmp_path / "drives.yaml", "--gravity", f"0,0,{gravity}").stdout)
+    assert doc["limiting"]["joint"] == "arm7_joint2" and doc["limiting"]["quantity"] == quantity, doc
+    k = doc["factor"]
+    entry = {**drives["arm7_joint2"], **limits["arm7_joint2"]}
+    assert 0.2 < k < 5, k  # the limits above were chosen to bind near the planned speed
+    g = (0.0, 0.0, gravity)
+    assert utilisation(quantity, entry, drives, k, 1, g) == pytest.approx(1.0, rel=1e-8)
+    assert utilisation(quantity, entry, drives, k * (1 + 1e-6), 1, g) > 1
 
 
 def test_scale_below_one_exits_1(tmp_path):
@@ -222,10 +300,14 @@ def test_scale_below_one_exits_1(tmp_path):
     assert doc["factor"] == pytest.approx(1.0 / np.abs(QD[:, 4]).max(), rel=1e-12)
 
 
-def test_drivetrain_terms_against_closed_forms(tmp_path):
+@pytest.mark.parametrize("block_bytes", [None, 2000])
+def test_drivetrain_terms_against_closed_forms(tmp_path, monkeypatch, block_bytes):
     """Motor torque with gearbox efficiency (driving or driven back), current, power and energy,
-    from the YAML numbers; the motor limits in check, the thermal window by brute force."""
+    from the YAML numbers; the motor limits in check, the thermal window by brute force; in one
+    block of input or in many (the windows and maxima carried across them)."""
     import yaml
+
+    small_blocks(monkeypatch, block_bytes)
 
     drives = yaml.safe_load(DRIVES.read_text())
     out = read_csv(ok("torques", ARM, ARM_CSV, "--actuators", DRIVES, "-q").stdout)
@@ -247,16 +329,47 @@ def test_drivetrain_terms_against_closed_forms(tmp_path):
     assert abs(speed["value"]) == pytest.approx(np.abs(ratio[0] * QD[:, 0]).max(), rel=1e-12)
     peak = next(c for c in checked["checks"] if c["joint"] == JOINTS[3] and c["quantity"] == "motor_torque")
     assert abs(peak["value"]) == pytest.approx(np.abs(motor[:, 3]).max(), rel=1e-9)
+    for i, j in enumerate(JOINTS[:4]):  # the torque-speed envelope, linear between its points
+        w, t = np.array(drives[j]["envelope"]).T
+        ratios = np.abs(motor[:, i]) / np.interp(np.abs(ratio[i] * QD[:, i]), w, t)
+        envelope = next(c for c in checked["checks"] if c["joint"] == j and c["quantity"] == "envelope")
+        assert envelope["utilisation"] == pytest.approx(ratios.max(), rel=1e-9)
+        assert envelope["worst_sample"] == int(np.argmax(ratios))
 
 
-def test_energy_report_is_the_trapezoid_of_power(tmp_path):
-    result = ok("torques", ARM, ARM_CSV, "--actuators", DRIVES)
-    out = read_csv(result.stdout)
-    power = stack(out, "power", JOINTS)
+@pytest.mark.parametrize("block_bytes", [None, 2000])
+def test_energy_drawn_and_regenerated_is_the_trapezoid_of_pinocchios_power(monkeypatch, block_bytes):
+    """Energy drawn ∫ max(P, 0) dt and given back ∫ min(P, 0) dt, P = effort q̇ with the effort
+    from Pinocchio and the drive numbers, in one block or in many; the report prints them."""
+    import yaml
+
+    from rnea_cli.actuators import load_drives
+    from rnea_cli.model import Coordinates
+    from rnea_cli.pipeline import Pipeline
+    from rnea_cli.stats import Energy
+    from rnea_cli.trajectory import open_trajectory
+
+    small_blocks(monkeypatch, block_bytes)
+    coords = Coordinates(MODEL)
+    pipeline = Pipeline(MODEL, coords, drives=load_drives(DRIVES, coords))
+    energy = Energy(coords.n)
+    blocks = 0
+    for block in pipeline.blocks(open_trajectory(ARM_CSV, coords)):
+        energy.update(block)
+        blocks += 1
+    assert blocks > 20 if block_bytes else blocks == 1
+    effort = drive_oracle(yaml.safe_load(DRIVES.read_text()), 1.0)[0]
+    power = effort * QD
     dt = np.diff(TIME)[:, None]
-    drawn = (0.5 * (np.maximum(power[1:], 0) + np.maximum(power[:-1], 0)) * dt).sum(axis=0)
-    line = next(line for line in result.stderr.splitlines() if line.startswith("arm7_joint2 ") and " J" in line)
-    assert float(line.split()[3]) == pytest.approx(drawn[1], rel=1e-3)
+    for ours, part in ((energy.drawn, np.maximum(power, 0)), (energy.regenerated, np.minimum(power, 0))):
+        reference = (0.5 * (part[1:] + part[:-1]) * dt).sum(axis=0)
+        assert (np.abs(reference[:6]) > 1e-3).all()  # joint 7 never gives energy back
+        np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(energy.peaks.peak, np.abs(power).max(axis=0), rtol=1e-9, atol=0)
+    line = next(line for line in ok("torques", ARM, ARM_CSV, "--actuators", DRIVES).stderr.splitlines()
+                if line.startswith("arm7_joint2 ") and " J" in line)
+    assert [float(x) for x in line.split()[3::2][:2]] == pytest.approx([energy.drawn[1], -energy.regenerated[1]],
+                                                                         rel=1e-3), line
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -276,8 +389,11 @@ def test_bad_drive_values_are_one_line(tmp_path, entry, message):
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
 
 
-def test_compare_measured_against_model(tmp_path):
-    """measured = 1.1 model + 0.5 + noise: the fit finds them; RMS, max, correlation as numpy's."""
+@pytest.mark.parametrize("block_bytes", [None, 2000])
+def test_compare_measured_against_model(tmp_path, monkeypatch, block_bytes):
+    """measured = 1.1 model + 0.5 + noise: the fit finds them; RMS, max, correlation as numpy's, in
+    one block of input or in many (the sums merged across them)."""
+    small_blocks(monkeypatch, block_bytes)
     tau = pin_rnea(pin_model(ARM), JOINTS, Q, QD, QDD)
     noise = np.random.default_rng(0).normal(0, 0.05, tau.shape)
     measured = 1.1 * tau + 0.5 + noise
@@ -301,11 +417,12 @@ def test_compare_measured_against_model(tmp_path):
 
 
 def test_compare_currents_through_the_drives(tmp_path):
+    """Currents i give measured torque i kt ratio η (the issue's formula: the motor driving the
+    load); a measurement of exactly the model's effort has no residual."""
     import yaml
 
     drives = yaml.safe_load(DRIVES.read_text())
-    out = read_csv(ok("torques", ARM, ARM_CSV, "--actuators", DRIVES, "-q").stdout)
-    effort = stack(out, "tau", JOINTS) + stack(out, "tau_friction", JOINTS) + stack(out, "tau_armature", JOINTS)
+    effort = drive_oracle(drives, 1.0)[0]  # Pinocchio's torque + friction + rotor inertia
     factor = np.array([drives[j]["torque_constant"] * drives[j]["gear_ratio"] * drives[j]["efficiency"]
                        for j in JOINTS])
     cols = {"time": TIME, **joint_columns(JOINTS, Q, QD, QDD), **{f"effort_{j}": effort[:, i] / factor[i]

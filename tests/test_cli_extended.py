@@ -47,6 +47,43 @@ def test_floating_base_torques_and_base_wrench(path, tmp_path):
     assert "base wrench: peak force" in report and "zero only when the motion is dynamically consistent" in report
 
 
+@pytest.mark.parametrize("seed", [3, 8])
+def test_the_split_of_a_floating_base_is_pinocchios_gravity_mass_matrix_and_nonlinear_effects(seed, tmp_path):
+    from oracle import pin_configuration
+    from random_urdf import random_urdf
+
+    xml, _ = random_urdf(seed, n_links=6)
+    (tmp_path / "r.urdf").write_text(xml)
+    model = load(tmp_path / "r.urdf")
+    rng = np.random.default_rng(seed)
+    N = 5
+    q, qd, qdd = random_motion(rng, N, model.n)
+    pose, twist, dtwist = random_base(rng, N)
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(N) * 0.01, **base_columns(pose, twist, dtwist),
+                                          **joint_columns(model.joint_names, q, qd, qdd)})
+    result = run("torques", tmp_path / "r.urdf", traj, "--floating-base", "--split", "-q")
+    assert result.exit_code == 0, result.stderr
+    out = read_csv(result.stdout)
+    pm = pin_model(xml=xml, free=True)
+    data = pm.createData()
+    idx = [pm.joints[pm.getJointId(j)].idx_v for j in model.joint_names]
+    expected = {part: np.empty((N, model.n)) for part in ("gravity", "inertia", "coriolis")}
+    for k in range(N):
+        Q = pin_configuration(pm, model.joint_names, q[k])
+        Q[:7] = pose[k]
+        V, A = np.zeros(pm.nv), np.zeros(pm.nv)
+        V[:6], A[:6] = swap_halves(twist[k]), swap_halves(dtwist[k])  # Pinocchio's twists are [v; w]
+        V[idx], A[idx] = qd[k], qdd[k]
+        g = pin.computeGeneralizedGravity(pm, data, Q)
+        M = pin.crba(pm, data, Q)
+        M = np.triu(M) + np.triu(M, 1).T
+        expected["gravity"][k] = g[idx]
+        expected["inertia"][k] = (M @ A)[idx]
+        expected["coriolis"][k] = (pin.nonLinearEffects(pm, data, Q, V) - g)[idx]
+    for part, reference in expected.items():
+        assert_matches(np.column_stack([out[f"tau_{part}_{j}"] for j in model.joint_names]), reference)
+
+
 def test_floating_base_needs_its_columns_and_unit_quaternions(tmp_path):
     arm = ROBOTS / "planar2.urdf"
     rng = np.random.default_rng(2)
@@ -365,6 +402,12 @@ def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
     both = computed(fixed=kept, wrenches=True)
     np.testing.assert_allclose(np.concatenate([b.tau for b in both]), np.concatenate([b.tau for b in plain]),
                                rtol=1e-13, atol=1e-12)
+    split, split_kept = computed(split=True), computed(fixed=kept, split=True)
+    for part in ("gravity", "inertia", "coriolis"):  # the split does not change with the fixed joints either
+        reference = np.concatenate([b.split[part] for b in split])
+        assert np.abs(reference).max() > 1e-3, part
+        np.testing.assert_allclose(np.concatenate([b.split[part] for b in split_kept]), reference,
+                                   rtol=1e-13, atol=1e-12 * np.abs(reference).max())
     # a link fixed to the root carries a wrench no movable joint feels
     urdf = tmp_path / "r.urdf"
     urdf.write_text(open(ROBOTS / "planar2.urdf").read().replace(

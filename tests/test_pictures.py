@@ -94,9 +94,14 @@ def test_a_long_run_gives_a_small_report(tmp_path):
     page = (tmp_path / "long.html").read_text()
     assert len(page.encode()) < 2_000_000
     axes, svg_text = figure_of(page, "arm7_joint2:position")
-    top = max(float(y) for y in re.findall(r"L [-\d.]+ ([-\d.]+)", svg_text.split('id="arm7_joint2:position"')[1]
-                                            .split("</g>")[0]))
-    del top  # the curve's path is drawn; its spike is checked through the recorder below
+    group = svg_text.split('id="arm7_joint2:position"')[1]
+    curve = max(re.findall(r'<path d="([^"]*)"', group), key=len)  # the longest path in those axes: the curve
+    ys = [float(y) for y in re.findall(r"[ML] [-\d.]+ ([-\d.]+)", curve)]
+    box = next(a for a in axes if a["name"] == "arm7_joint2:position")
+    drawn = [box["v0"] + (y - box["y0"]) / (box["y1"] - box["y0"]) * (box["v1"] - box["v0"]) for y in ys]
+    pixel = abs(box["v1"] - box["v0"]) / abs(box["y1"] - box["y0"])
+    assert len(ys) > 10 and abs(max(drawn) - q[:, 1].max()) <= pixel  # the spike is drawn at its height
+    assert q[:, 1].max() > np.sort(q[:, 1])[-2] + 1.5 * pixel  # and stands out above every other sample
     from rnea_cli.pictures.series import MinMax
 
     series = MinMax(600)
@@ -184,8 +189,18 @@ def test_markdown_for_a_job_summary(tmp_path):
     text = result.stdout
     assert text.startswith("### ❌ rnea check: ") and "FAIL: 1 limit exceeded (arm7\\_joint2 effort)" in text
     rows = [line for line in text.splitlines() if line.startswith("| arm7")]
-    assert rows[0].startswith("| arm7\\_joint2 | effort |") and "🔴 114 % | 0 s | 103 |" in rows[0]
-    assert any(r.startswith("| arm7\\_joint1 | effort |") and "🟡 89 %" in r for r in rows)  # near: 3.547 / 4
+    from oracle import pin_model, pin_rnea
+
+    frame = pl.read_csv(ARM_CSV)
+    joints = [f"arm7_joint{i}" for i in range(1, 8)]
+    tau = pin_rnea(pin_model(ARM), joints, *(frame.select([f"{p}_{j}" for j in joints]).to_numpy()
+                                            for p in ("q", "qd", "qdd")))
+    over = np.abs(tau[:, 1]) > 45
+    first = frame["time"][int(np.argmax(over))]
+    assert rows[0].startswith("| arm7\\_joint2 | effort |")
+    assert f"🔴 {100 * np.abs(tau[:, 1]).max() / 45:.0f} % | {first:g} s | {over.sum()} |" in rows[0], rows[0]
+    near = f"🟡 {100 * np.abs(tau[:, 0]).max() / 4:.0f} %"
+    assert any(r.startswith("| arm7\\_joint1 | effort |") and near in r for r in rows)
     assert all("🟡" in r or "🔴" in r for r in rows)  # only those at 80 % or more
     assert "**Unchecked** (no limit): arm7\\_joint7 velocity" in text
 

@@ -260,7 +260,7 @@ def assert_promise(result, out):
 
 
 @pytest.mark.parametrize("reader", list(SEEDS))
-@settings(max_examples=40, deadline=10_000, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzz(tmp_path, reader, data):

@@ -94,8 +94,9 @@ def test_torques_frame_gives_the_cli_columns_in_the_same_kind(kind):
     assert back.columns == expected.columns and back.equals(expected)
 
 
-def test_torques_frame_floating_base_and_wrenches():
-    from oracle import random_base, random_motion
+def test_torques_frame_floating_base_and_wrenches(tmp_path):
+    """A DataFrame with a floating base and a wrench: Pinocchio's torques, and the CLI's table."""
+    from oracle import assert_matches, pin_full, pin_link_wrenches, pin_model, random_base, random_motion
 
     model = load_urdf(ROBOTS / "arm7.urdf")
     rng = np.random.default_rng(5)
@@ -110,13 +111,15 @@ def test_torques_frame_floating_base_and_wrenches():
     cols |= {f"fext_arm7_tool_{c}": rng.normal(size=20) for c in ("fx", "fy", "fz", "tx", "ty", "tz")}
     frame = pl.DataFrame(cols)
     out = torques_frame(model, frame, floating=True)
-    path = ROBOTS.parent / ".frame_test.csv"
-    try:
-        frame.write_csv(path)
-        expected = pl.read_csv(run("torques", ARM, path, "--floating-base", "-q").stdout.encode())
-    finally:
-        path.unlink()
+    path = tmp_path / "frame.csv"
+    frame.write_csv(path)
+    expected = pl.read_csv(run("torques", ARM, path, "--floating-base", "-q").stdout.encode())
     assert out.equals(expected)
+    pm = pin_model(ROBOTS / "arm7.urdf", free=True)
+    wrench = np.column_stack([frame[f"fext_arm7_tool_{c}"] for c in ("tx", "ty", "tz", "fx", "fy", "fz")])
+    f_ext = pin_link_wrenches(pm, model.joint_names, q, {"arm7_tool": (wrench, None)}, "world", base_pose=pose)
+    tau = pin_full(pm, model.joint_names, q, qd, qdd, base=(pose, twist, dtwist), f_ext=f_ext)[0]
+    assert_matches(np.column_stack([out[f"tau_{j}"] for j in model.joint_names]), tau)
 
 
 def test_a_partition_too_short_to_differentiate_is_refused():

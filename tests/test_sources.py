@@ -231,6 +231,32 @@ def test_smoothing_recovers_the_torques_of_a_noisy_measurement(tmp_path):
     assert error("--smooth", "0.05") < 0.03
 
 
+@pytest.mark.parametrize("block_bytes", [None, 700])
+def test_resampling_interpolates_every_column_linearly(tmp_path, monkeypatch, block_bytes):
+    """On jittered stamps, --resample 150 gives Pinocchio's torques of numpy's np.interp of the
+    given q, qd, qdd on t0 + k/150, in one block or many."""
+    from oracle import pin_model, pin_rnea
+
+    reader = __import__("importlib").import_module("rnea_cli.sources.csvfile")
+    rng = np.random.default_rng(5)
+    t = np.arange(120) / 100 + rng.uniform(-0.003, 0.003, 120)
+    q, qd, qdd = (rng.uniform(-1, 1, (120, MODEL.n)) for _ in range(3))
+    cols = {"time": t, **{f"{p}_{j}": x[:, i] for p, x in (("q", q), ("qd", qd), ("qdd", qdd))
+                          for i, j in enumerate(JOINTS)}}
+    path = tmp_path / "jittered.csv"
+    pl.DataFrame(cols).write_csv(path)
+    if block_bytes:
+        monkeypatch.setattr(reader, "BLOCK_BYTES", block_bytes)
+    out = read_csv(torques(ARM, path, "--resample", "150"))
+    grid = t[0] + np.arange(int(np.floor((t[-1] - t[0]) * 150 + 1e-9)) + 1) / 150
+    np.testing.assert_allclose(out["time"], grid, rtol=1e-15, atol=0)
+    expected = {p: np.column_stack([np.interp(grid, t, x[:, i]) for i in range(MODEL.n)])
+                for p, x in (("q", q), ("qd", qd), ("qdd", qdd))}
+    tau = np.column_stack([out[f"tau_{j}"] for j in JOINTS])
+    reference = pin_rnea(pin_model(ARM), JOINTS, expected["q"], expected["qd"], expected["qdd"])
+    np.testing.assert_allclose(tau, reference, rtol=0, atol=1e-9 * np.abs(reference).max())
+
+
 def test_smoothing_streams_exactly_and_fits_cubics_exactly(tmp_path, monkeypatch):
     """Blocks of a few hundred bytes give the bits one block gives; a cubic motion on jittered
     stamps gives its own q, qd, qdd (the fit's polynomial is the motion's)."""

@@ -21,6 +21,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     """Joint torques/forces along a trajectory (TRAJ: CSV, YAML, JSON, Parquet, Arrow, a ROS bag, or -)."""
     from .. import writers
     from ..columns import torque_table
+    from ..stats import Energy
     from ..report import actuator_table, base_wrench_line, energy_table, summary_line
     from ..report import torque_table as torque_report
 
@@ -30,7 +31,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     pipeline, coords, traj = run.pipeline, run.coords, run.traj
     power = bool(pipeline.drives)
     table = torque_table(coords, traj, pipeline, power=power)
-    energy = _Energy(coords.n) if power else None
+    energy = Energy(coords.n) if power else None
     sparks = None
     if console.is_terminal:  # |tau|/limit over time, for the table
         from ..report import Sparklines
@@ -58,35 +59,6 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     if "base" in peaks:
         say(console, base_wrench_line(peaks["base"], traj.has_time))
     say(console, summary_line(coords, peaks["tau"]))
-
-
-class _Energy:
-    """Per joint: peak |power|, energy drawn (P > 0) and given back (P < 0), trapezoidal in time."""
-
-    def __init__(self, n):
-        import numpy as np
-
-        from ..stats import Peaks
-
-        self.peaks, self.drawn, self.regenerated = Peaks(n), np.zeros(n), np.zeros(n)
-        self._last = None  # (time, power) of the previous block's last sample
-
-    def update(self, block):
-        import numpy as np
-
-        chunk = block.chunk
-        P = block.effort * chunk.qd
-        self.peaks.update(chunk.start, chunk.time, P)
-        if chunk.time is None:
-            return
-        t, p = chunk.time, P
-        if self._last is not None:
-            t, p = np.concatenate([[self._last[0]], t]), np.vstack([self._last[1], p])
-        if len(t) > 1:
-            dt = np.diff(t)[:, None]
-            self.drawn += (0.5 * (np.maximum(p[1:], 0) + np.maximum(p[:-1], 0)) * dt).sum(axis=0)
-            self.regenerated += (0.5 * (np.minimum(p[1:], 0) + np.minimum(p[:-1], 0)) * dt).sum(axis=0)
-        self._last = (t[-1], p[-1])
 
 
 @main.command()
