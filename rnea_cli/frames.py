@@ -134,19 +134,28 @@ class CheckedLimit:
     count: int
     first_time: float | None
     first_value: float | None
-    sumsq: float = 0.0  # for RMS limits: the sum of squares and the samples it is over
+    rms: float = 0.0  # for RMS limits: the RMS and the samples it is over
     samples: int = 0
 
     def merge(self, other):
         best = self if self.utilisation >= other.utilisation else other
         first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
         merged = replace(best, count=self.count + other.count, first_time=first.first_time,
-                         first_value=first.first_value, sumsq=self.sumsq + other.sumsq,
+                         first_value=first.first_value, rms=_merged_rms(self, other),
                          samples=self.samples + other.samples)
         if self.quantity in ("rms_effort", "motor_rms") and merged.samples and self.allowed:
-            rms = float(np.sqrt(merged.sumsq / merged.samples))
+            rms = merged.rms
             merged = replace(merged, worst=rms, utilisation=rms / self.allowed, count=int(rms > self.allowed))
         return merged
+
+
+def _merged_rms(a, b):
+    """The RMS over both partitions' samples, relative to the larger (no overflow of the squares)."""
+    top = max(a.rms, b.rms)
+    if not (a.samples + b.samples) or top == 0:
+        return 0.0
+    return float(top * np.sqrt(((a.rms / top) ** 2 * a.samples + (b.rms / top) ** 2 * b.samples)
+                               / (a.samples + b.samples)))
 
 
 def _earlier(a, b):
@@ -166,9 +175,9 @@ class CheckSummary:
         limits = []
         for c in check.checks:
             whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
-            sumsq = c.worst ** 2 * check.samples if whole_run else 0.0
             limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, sumsq, check.samples if whole_run else 0))
+                                       c.first_time, c.first_value, abs(c.worst) if whole_run else 0.0,
+                                       check.samples if whole_run else 0))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):
@@ -189,7 +198,8 @@ class CheckSummary:
 
     def to_json(self):
         return {"ok": self.ok, "samples": self.samples,
-                "violations": [c.__dict__ for c in self.violations],
+                "violations": [{k: v for k, v in c.__dict__.items() if k not in ("rms", "samples")}
+                               for c in self.violations],
                 "unchecked": [{"joint": j, "quantity": q} for j, q in self.unchecked],
-                "checks": [{k: v for k, v in c.__dict__.items() if k not in ("sumsq", "samples")}
+                "checks": [{k: v for k, v in c.__dict__.items() if k not in ("rms", "samples")}
                            for c in self.limits]}

@@ -179,6 +179,10 @@ class LimitCheck:
 
     def update(self, block):
         """Check a pipeline Block: its effort, and the motion of every joint (followers expanded)."""
+        with np.errstate(all="ignore"):  # a ratio that overflows is an error of its own (_measurable)
+            self._update(block)
+
+    def _update(self, block):
         chunk, tau = block.chunk, block.effort
         self._tau.update(chunk.start, chunk.time, tau)
         q, qd, _ = block.motion
@@ -235,6 +239,7 @@ class LimitCheck:
         if not len(use):
             return None
         k = int(use.argmax())
+        _measurable(check, use[k], x[k])
         better = use[k] > check.utilisation
         if better:
             check.utilisation, check.worst = float(use[k]), float(x[k])
@@ -261,7 +266,9 @@ class LimitCheck:
                 rms = (self._tau if check.quantity == "rms_effort" else self._motor).rms
                 value = float(rms[index[check.joint]])
                 check.worst = value
-                check.utilisation = value / check.allowed
+                with np.errstate(all="ignore"):
+                    check.utilisation = value / check.allowed
+                _measurable(check, check.utilisation, value)
                 check.count = int(check.utilisation > 1)
         return self
 
@@ -272,3 +279,13 @@ class LimitCheck:
     @property
     def samples(self):
         return self._tau.count
+
+
+def _measurable(check, use, value):
+    """A finite value's utilisation is finite: a limit too small to measure it against (1e-320) is
+    an error naming the limit, not an infinite percentage in a report."""
+    if np.isfinite(value) and not np.isfinite(use):
+        limit = (f"the limit [{check.limit[0]:g}, {check.limit[1]:g}]" if check.quantity == "position"
+                 else "the torque-speed envelope" if check.quantity == "envelope" else f"the limit {check.limit:g}")
+        raise RneaError(f"{check.joint} {check.quantity}", None, f"{limit} is too small to measure {value:.6g} "
+                                                                  "against (their ratio overflows)")

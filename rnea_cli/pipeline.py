@@ -137,12 +137,22 @@ class Pipeline:
         model = self.workspace.model
         robot = max(float(np.abs(model.inertia).max(initial=0)), float(np.abs(model.root_inertia).max()))
 
+        lengths = max((float(np.abs(j.parent_H_stator[:3, 3]).max()) for j in self.model.joints), default=0.0)
+        gravity = float(np.abs(self.gravity).max())
+
         def cause(k):
+            """Every factor beyond 1e30 (no robot, planet or motion comes near), else the sample."""
             size = max(float(np.abs(x[k]).max(initial=0)) for x in motion)
-            if robot > 1e30:
-                return (f"the robot's masses and inertias (up to {robot:.3g}, {model.source}) with this sample's "
-                        f"values (up to {size:.3g}) are too large")
-            return f"the values of this sample (up to {size:.3g}) are too large"
+            factors = []
+            if robot > 1e30 or lengths > 1e30:
+                factors.append(f"the robot's masses and inertias (up to {robot:.3g}) and lengths (up to "
+                               f"{lengths:.3g} m) in {model.source}")
+            if gravity > 1e30:
+                factors.append(f"--gravity (up to {gravity:.3g})")
+            if size > 1e30 or not factors:
+                factors.append(f"the values of this sample (up to {size:.3g})")
+            alone = len(factors) == 1 and factors[0].startswith("--gravity")
+            return " with ".join(factors) + (" is too large" if alone else " are too large")
         return cause
 
     def _wide(self, motion):
@@ -197,8 +207,9 @@ class Pipeline:
                 peaks[key].update(chunk.start, chunk.time, getattr(block, key))
         if "base" in peaks:
             W = block.base_wrench
-            peaks["base"].update(chunk.start, chunk.time, np.column_stack([np.linalg.norm(W[:, 3:], axis=1),
-                                                                           np.linalg.norm(W[:, :3], axis=1)]))
+            # hypot: the size of a force of 1e300 N is no overflow
+            peaks["base"].update(chunk.start, chunk.time, np.column_stack([np.hypot.reduce(W[:, 3:], axis=1),
+                                                                           np.hypot.reduce(W[:, :3], axis=1)]))
 
 
 def _check_finite(traj, chunk, arrays, cause=None):

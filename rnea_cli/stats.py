@@ -5,13 +5,16 @@ import numpy as np
 
 
 class Peaks:
-    """Per column: largest |x|, the sample and time where it first occurs, and the RMS."""
+    """Per column: largest |x|, the sample and time where it first occurs, and the RMS.
+
+    The sum of squares is kept relative to the peak (sum of (x / peak)², rescaled when the peak
+    grows, as LAPACK's dnrm2 does), so that the RMS of values beyond 1e154 does not overflow."""
 
     def __init__(self, n):
         self.peak = np.zeros(n)
         self.sample = np.zeros(n, dtype=int)
         self.time = np.full(n, np.nan)
-        self.sumsq = np.zeros(n)
+        self.scaled = np.zeros(n)  # sum of (x / peak)²
         self.count = 0
         self.t_first = self.t_last = None
 
@@ -23,22 +26,33 @@ class Peaks:
         k = a.argmax(axis=0)
         value = a[k, np.arange(a.shape[1])]
         better = value > self.peak
-        self.peak[better] = value[better]
+        self._rescale(np.where(better, value, self.peak))
         self.sample[better] = start + k[better]
         if time is not None:
             self.time[better] = time[k[better]]
             self.t_first = time[0] if self.t_first is None else self.t_first
             self.t_last = time[-1]
-        self.sumsq += np.einsum("ij,ij->j", x, x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = x / np.where(self.peak > 0, self.peak, 1.0)
+        self.scaled += np.einsum("ij,ij->j", r, r)
         self.count += len(x)
+
+    def _rescale(self, peak):
+        """Raise the peak per column, keeping the scaled sum of squares the same sum."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(peak > 0, self.peak / np.where(peak > 0, peak, 1.0), 1.0)
+        self.scaled *= ratio * ratio
+        self.peak = peak
 
     def merge(self, other):
         """Combine with the Peaks of the samples that follow (associative: partitions of a run)."""
         better = other.peak > self.peak
-        self.peak[better] = other.peak[better]
+        self._rescale(np.where(better, other.peak, self.peak))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(self.peak > 0, other.peak / np.where(self.peak > 0, self.peak, 1.0), 1.0)
+        self.scaled += other.scaled * ratio * ratio
         self.sample[better] = other.sample[better]
         self.time[better] = other.time[better]
-        self.sumsq += other.sumsq
         self.count += other.count
         self.t_first = self.t_first if self.t_first is not None else other.t_first
         self.t_last = other.t_last if other.t_last is not None else self.t_last
@@ -46,7 +60,7 @@ class Peaks:
 
     @property
     def rms(self):
-        return np.sqrt(self.sumsq / max(self.count, 1))
+        return self.peak * np.sqrt(self.scaled / max(self.count, 1))
 
 
 class ThermalWindow:
@@ -57,25 +71,26 @@ class ThermalWindow:
     def __init__(self, window):
         self.window = window
         self.t0 = None
-        self.tail_t, self.tail_sq = np.empty(0), np.empty(0)
+        self.tail_t, self.tail_x = np.empty(0), np.empty(0)
 
     def update(self, time, x):
         """(RMS at the samples with a full window: the last ones of this chunk) or None."""
         if self.t0 is None:
             self.t0 = time[0]
         t = np.concatenate([self.tail_t, time])
-        sq = np.concatenate([self.tail_sq, x * x])
-        sums = np.concatenate([[0.0], np.cumsum(sq)])
+        values = np.concatenate([self.tail_x, x])
+        top = float(np.abs(values).max(initial=0.0)) or 1.0  # squares relative to the largest: no overflow
+        sums = np.concatenate([[0.0], np.cumsum((values / top) ** 2)])
         new = np.arange(len(self.tail_t), len(t))
         start = np.searchsorted(t, t[new] - self.window, side="right")
         full = t[new] - self.t0 >= self.window
         keep = np.searchsorted(t, t[-1] - self.window, side="right")
-        self.tail_t, self.tail_sq = t[keep:], sq[keep:]
+        self.tail_t, self.tail_x = t[keep:], values[keep:]
         if not full.any():
             return None
         first = int(np.argmax(full))
         new, start = new[first:], start[first:]
-        return np.sqrt(np.maximum(sums[new + 1] - sums[start], 0.0) / (new + 1 - start))
+        return top * np.sqrt(np.maximum(sums[new + 1] - sums[start], 0.0) / (new + 1 - start))
 
 
 class Energy:

@@ -58,6 +58,27 @@ class _Checked:
         return getattr(self.stream, name)
 
 
+INPUTS = set()  # (device, inode) of the files this run reads: never an output
+
+
+def protect(path):
+    """Mark a file this run reads, so that `destination` refuses to write over it."""
+    try:
+        if path not in (None, "-"):
+            info = os.stat(path)
+            INPUTS.add((info.st_dev, info.st_ino))
+    except (OSError, TypeError, ValueError):
+        pass  # not a file (yet): its reader says what is wrong
+
+
+def _is_input(path):
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (info.st_dev, info.st_ino) in INPUTS
+
+
 @contextlib.contextmanager
 def destination(path):
     """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
@@ -74,6 +95,9 @@ def destination(path):
         raise RneaError("-o", None, "the output file name is empty")
     if os.path.isdir(path):
         raise RneaError(path, None, "cannot write: is a directory")
+    if _is_input(path):
+        raise RneaError(path, None, "is an input of this run (the robot, a trajectory or a YAML file): the output "
+                                    "must go elsewhere")
     if os.path.exists(path) and not os.path.isfile(path):
         try:
             stream = open(path, "wb")

@@ -165,6 +165,9 @@ def test_bad_bags_are_one_line_naming_file_and_topic(tmp_path, fmt):
     cases.append((two, ["several joint topics (/a/joint_states, /b/joint_states): pick one with --topic"]))
     partial = one_topic_bag(tmp_path / "3", fmt, [("/joint_states", JOINT_STATE)])
     cases.append((partial, ["topic /joint_states: joint 'arm7_joint4' is in no message"]))
+    (tmp_path / "4").mkdir()
+    twice = write_joint_states(bag_path(tmp_path / "4", fmt), fmt, JOINTS, TIME[:5], Q[:5], order=[0, 1, 1, 2, 3, 4, 5, 6])
+    cases.append((twice, ["joint 'arm7_joint2' is named twice"]))
     for path, messages in cases:
         if messages is None:
             result = run("torques", ARM, path, "--topic", "/nope", "-o", tmp_path / "out.csv")

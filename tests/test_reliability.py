@@ -217,6 +217,117 @@ def test_report_values_stay_readable(tmp_path):
     assert max(len(cell) for line in result.stdout.splitlines() for cell in line.split()) < 40
 
 
+def test_usage_errors_are_one_line_too():
+    for args in (["torques", PLANAR, PLANAR_CSV, "--smooth", "0"], ["torques", PLANAR, PLANAR_CSV, "--time-unit", "x"],
+                 ["check", PLANAR, PLANAR_CSV, "--margin", "nan"], ["torques", PLANAR, PLANAR_CSV, "--gravity", "1,2"],
+                 ["torques", PLANAR, PLANAR_CSV, "--no-such-option"], ["no-such-command"]):
+        one_line_error(run(*args), "(see rnea")
+
+
+@pytest.mark.parametrize("command", ["check", "scale", "payload"])
+@pytest.mark.parametrize("entry, what", [("limits", "arm7_joint2: {effort: 1e-320}"),
+                                         ("limits", "arm7_joint2: {rms_effort: 1e-320}"),
+                                         ("actuators", "arm7_joint2: {gear_ratio: 100, max_speed: 1e-320}"),
+                                         ("actuators", "arm7_joint2: {gear_ratio: 100, peak_torque: 1e-320}"),
+                                         ("actuators", "arm7_joint2: {gear_ratio: 100, envelope: [[0, 1e-320], "
+                                                       "[1, 1e-320]]}")])
+def test_a_limit_too_small_to_measure_against_is_one_line(tmp_path, command, entry, what):
+    """value / limit would overflow: an error naming the joint and limit, never Infinity in JSON."""
+    path = tmp_path / "f.yaml"
+    path.write_text(what + "\n")
+    extra = ["--link", "arm7_link7"] if command == "payload" else []
+    result = run(command, ARM, ARM_CSV, f"--{entry}", path, "--format", "json", *extra)
+    if result.exit_code == 2:
+        one_line_error(result, "arm7_joint2")
+    else:  # scale and payload may answer exactly (a factor of 0 speed, no payload): finite numbers
+        assert result.exit_code in (0, 1) and "Infinity" not in result.stdout and "NaN" not in result.stdout
+
+
+def test_statistics_of_huge_finite_values_stay_finite(tmp_path):
+    """RMS of torques near 1e300 (their squares overflow): the RMS itself, not inf, in every report."""
+    traj = tmp_path / "hot.csv"
+    traj.write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n"
+                    + "".join(f"{t},0,0,0,0,{1e300 * (1 + t)!r},1e300\n" for t in (0, 0.1, 0.2, 0.3, 0.4)))
+    limits = tmp_path / "l.yaml"
+    limits.write_text("shoulder: {rms_effort: 10}\n")
+    doc = json.loads(run("check", PLANAR, traj, "--limits", limits, "--format", "json").stdout)
+    rms = next(c for c in doc["checks"] if c["quantity"] == "rms_effort")
+    tau = np.array([float(v) for v in run("torques", PLANAR, traj, "-q").stdout.splitlines()[1].split(",")[1:]])
+    assert 1e299 < rms["value"] < 1e301 and np.isfinite(tau).all()
+    for command in (["torques", "-o", tmp_path / "o.csv"], ["check"], ["wrenches", "-o", tmp_path / "w.csv"]):
+        result = run(command[0], PLANAR, traj, *command[1:])
+        assert "inf" not in (result.stdout + result.stderr).lower(), result.stderr
+    measured = tmp_path / "m.csv"
+    measured.write_text(traj.read_text().replace("qdd_elbow\n", "qdd_elbow,effort_shoulder,effort_elbow\n", 1)
+                        .replace("00\n", "00,0,1\n"))
+    result = run("compare", PLANAR, measured, "--format", "json")
+    if result.exit_code:
+        one_line_error(result, "joint")
+    assert "Infinity" not in result.stdout and "NaN" not in result.stdout
+
+
+def test_gravity_named_as_the_cause_of_an_overflow():
+    one_line_error(run("torques", ARM, ARM_CSV, "--gravity", "1e308,0,0"), "--gravity (up to 1e+308) is too large")
+
+
+def test_big_integers_in_parquet_read_as_the_nearest_double(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for kind, big in ((pa.int64(), 2 ** 62), (pa.uint64(), 2 ** 64 - 1)):
+        pq.write_table(pa.table({"time": [0, 0.1, 0.2, 0.3], "q_shoulder": [0.0] * 4,
+                                 "q_elbow": pa.array([0, 0, 0, big], kind)}), tmp_path / "big.parquet")
+        result = run("check", PLANAR, tmp_path / "big.parquet", "--format", "json")
+        assert result.exit_code == 1, result.stderr  # read, and far over the limits
+        assert json.loads(result.stdout)["samples"] == 4
+
+
+@pytest.mark.parametrize("size", [(1 << 20) + 1, 3 << 20, 7 << 20])
+def test_a_data_line_over_the_limit_is_refused_whatever_the_block(tmp_path, size):
+    path = tmp_path / "long.csv"
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n0.1,0," + "0" * size + "\n0.2,0,0\n0.3,0,0\n")
+    one_line_error(run("torques", PLANAR, path, "-o", tmp_path / "o.csv"), "line 3: longer than 1,048,576 bytes")
+    assert not (tmp_path / "o.csv").exists()
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n0.1,0," + "0" * ((1 << 20) - 10) + "\n0.2,0,0\n0.3,0,0\n")
+    assert run("torques", PLANAR, path, "-q").exit_code == 0
+
+
+def test_an_input_is_never_overwritten(tmp_path):
+    traj = tmp_path / "t.csv"
+    traj.write_bytes(PLANAR_CSV.read_bytes())
+    urdf = tmp_path / "r.urdf"
+    urdf.write_bytes(PLANAR.read_bytes())
+    for args in (["torques", urdf, traj, "-o", traj], ["torques", urdf, traj, "--output-dir", tmp_path],
+                 ["report", urdf, traj, "-o", urdf], ["compare", urdf, traj, "-o", traj]):
+        result = run(*args)
+        assert result.exit_code == 2 and "is an input of this run" in result.stderr, result.stderr
+    assert traj.read_bytes() == PLANAR_CSV.read_bytes() and urdf.read_bytes() == PLANAR.read_bytes()
+
+
+def test_parquet_on_standard_input_needs_a_file_not_a_pipe(tmp_path):
+    import polars as pl
+
+    pl.read_csv(PLANAR_CSV).write_parquet(tmp_path / "t.parquet")
+    with open(tmp_path / "t.parquet", "rb") as redirected:
+        ok = subprocess.run([sys.executable, "-c", cli("torques", PLANAR, "-", "--input-format", "parquet", "-q")],
+                            stdin=redirected, capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.startswith("time,tau_shoulder"), ok.stderr
+    piped = subprocess.run([sys.executable, "-c", cli("torques", PLANAR, "-", "--input-format", "parquet")],
+                           input=(tmp_path / "t.parquet").read_bytes(), capture_output=True)
+    assert piped.returncode == 2 and b"which a pipe cannot do" in piped.stderr and piped.stderr.count(b"\n") == 1
+
+
+def test_text_reports_to_a_full_disk_name_stdout():
+    if not __import__("os").path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    for args in (["check", PLANAR, PLANAR_CSV], ["info", PLANAR], ["scale", PLANAR, PLANAR_CSV]):
+        code = cli(*args)
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE, text=True)
+        assert result.returncode == 2 and result.stderr == "rnea: error: <stdout>: cannot write: No space left on " \
+                                                           "device\n", result.stderr
+
+
 # -- a bounded fuzz of every reader -------------------------------------------------------------
 
 SEEDS = {

@@ -5,6 +5,7 @@ pairwise-merged moments (Chan et al.), so that long runs keep their digits."""
 import numpy as np
 
 from ..errors import RneaError
+from ..stats import Peaks
 
 
 class Comparison:
@@ -13,45 +14,48 @@ class Comparison:
         self.mean = np.zeros((2, n))  # model, measured
         self.m2 = np.zeros((2, n))  # sums of squared deviations
         self.cross = np.zeros(n)  # sum of (model - mean)(measured - mean)
-        self.sumsq = np.zeros(n)  # of the residual
-        self.largest = np.zeros(n)
-        self.largest_sample = np.zeros(n, dtype=int)
+        self.residual = Peaks(n)  # its RMS and largest size
 
     def update(self, start, model, measured):
         n = len(model)
         if n == 0:
             return
-        residual = measured - model
-        self.sumsq += np.einsum("ij,ij->j", residual, residual)
-        size = np.abs(residual)
-        k = size.argmax(axis=0)
-        better = size[k, np.arange(size.shape[1])] > self.largest
-        self.largest[better] = size[k, np.arange(size.shape[1])][better]
-        self.largest_sample[better] = start + k[better]
+        self.residual.update(start, None, measured - model)
         mean = np.stack([model.mean(axis=0), measured.mean(axis=0)])
         dm, dx = model - mean[0], measured - mean[1]
         m2 = np.stack([np.einsum("ij,ij->j", dm, dm), np.einsum("ij,ij->j", dx, dx)])
         cross = np.einsum("ij,ij->j", dm, dx)
         total = self.count + n
+        if self.count == 0:  # the first block: its own moments (no merge term, whose 0 x inf would be NaN)
+            self.m2, self.cross, self.mean, self.count = m2, cross, mean, total
+            return
         delta = mean - self.mean
-        self.m2 += m2 + delta ** 2 * self.count * n / total
-        self.cross += cross + delta[0] * delta[1] * self.count * n / total
+        w = self.count * n / total
+        self.m2 += m2 + delta ** 2 * w
+        self.cross += cross + delta[0] * delta[1] * w
         self.mean += delta * n / total
         self.count = total
 
-    def joints(self, names):
+    def joints(self, names, label="compare"):
         """Per joint: rms, max, correlation, scale, offset (None where the model's effort is constant)."""
         out = []
+        rms = self.residual.rms
         for j, name in enumerate(names):
             var_model, var_measured = self.m2[0, j], self.m2[1, j]
-            scale = float(self.cross[j] / var_model) if var_model > 0 else None
-            denominator = np.sqrt(var_model * var_measured)
-            out.append({"joint": name, "rms": float(np.sqrt(self.sumsq[j] / max(self.count, 1))),
-                        "max": float(self.largest[j]),
-                        "correlation": float(np.clip(self.cross[j] / denominator, -1, 1)) if denominator > 0
-                        else None,
-                        "scale": scale,
-                        "offset": None if scale is None else float(self.mean[1, j] - scale * self.mean[0, j])})
+            with np.errstate(all="ignore"):
+                scale = float(self.cross[j] / var_model) if var_model > 0 else None
+                denominator = np.sqrt(var_model) * np.sqrt(var_measured)
+                row = {"joint": name, "rms": float(rms[j]), "max": float(self.residual.peak[j]),
+                       "correlation": float(np.clip(self.cross[j] / denominator, -1, 1)) if denominator > 0
+                       else None,
+                       "scale": scale,
+                       "offset": None if scale is None else float(self.mean[1, j] - scale * self.mean[0, j])}
+            bad = [key for key, value in row.items() if isinstance(value, float) and not np.isfinite(value)]
+            if bad or not np.isfinite([var_model, var_measured, self.cross[j]]).all():
+                raise RneaError(label, None, f"joint {name}: the efforts are too large, or too alike, for their "
+                                             f"{', '.join(bad) or 'correlation and fit'} (values up to "
+                                             f"{max(abs(self.mean[:, j]).max(), self.residual.peak[j]):.3g})")
+            out.append(row)
         return out
 
 

@@ -18,10 +18,65 @@ from ..errors import RneaError, printable
 class Group(click.Group):
     """The one place where domain errors become a message and an exit status."""
 
+    def main(self, *args, **kwargs):
+        """Click's main, with its usage errors one line too (Click prints the usage, a hint and the
+        error on four): 'rnea: error: <what> (see rnea <command> --help)', exit 2."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a bare `rnea`: the help, as Click shows it
+                exc.show()
+                sys.exit(exc.exit_code)
+            path = exc.ctx.command_path.split(" ")[1:] if getattr(exc, "ctx", None) is not None else []
+            command = " ".join(["rnea", *path])  # whatever name the program was started by
+            hint = f" (see {command} --help)" if isinstance(exc, click.UsageError) else ""
+            _say(f"rnea: error: {exc.format_message()}{hint}")
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            _say("rnea: interrupted")
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx):
-        code = handled(lambda: super(Group, self).invoke(ctx))
+        stdout = sys.stdout
+        if stdout is not None and not isinstance(stdout, _NamedStdout):
+            sys.stdout = _NamedStdout(stdout)
+
+        def work():
+            super(Group, self).invoke(ctx)
+            sys.stdout.flush()  # a full disk is said here, naming <stdout>, not at exit
+
+        try:
+            code = handled(work)
+        finally:
+            sys.stdout = stdout
         if code:
             ctx.exit(code)
+
+
+class _NamedStdout:
+    """sys.stdout whose write errors name it: '<stdout>: cannot write: No space left on device'."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._call(self._stream.write, text)
+
+    def flush(self):
+        return self._call(self._stream.flush)
+
+    def _call(self, method, *args):
+        try:
+            return method(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise RneaError("<stdout>", None, f"cannot write: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def handled(work, say=None):

@@ -182,7 +182,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
             stats.update(block.chunk.start, block.effort, measured)
             if writer is not None:
                 writer.write(table.values(block))
-    joints = stats.joints(coords.joint_names)
+    joints = stats.joints(coords.joint_names, traj.label)
     if fmt == "json":
         click.echo(json.dumps({"joints": joints, "samples": stats.count}, indent=2, allow_nan=False))
     elif fmt == "csv":

@@ -214,6 +214,10 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     from ..pipeline import FixedJoints, Pipeline
     from ..trajectory import open_trajectory
 
+    from ..writers import protect
+
+    for path in (options["robot"], options["trajectory"], actuators, options.get("limits")):
+        protect(path)
     console = later = Later(console)
     model = load_model(options, console)
     coords = Coordinates(model, mimic=not options["no_mimic"])

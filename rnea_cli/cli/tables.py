@@ -89,8 +89,8 @@ def wrenches(output, fmt, fixed, quiet, **options):
                                 background=True) as writer:
         for block in run.blocks():
             W, chunk = block.joint_wrenches, block.chunk
-            moment.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, :3], axis=2))
-            force.update(chunk.start, chunk.time, np.linalg.norm(W[:, :, 3:], axis=2))
+            moment.update(chunk.start, chunk.time, np.hypot.reduce(W[:, :, :3], axis=2))
+            force.update(chunk.start, chunk.time, np.hypot.reduce(W[:, :, 3:], axis=2))
             writer.write(table.values(block))
     if not console.quiet:
         shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]

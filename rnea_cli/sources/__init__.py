@@ -63,7 +63,7 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
     if fmt in ("parquet", "arrow"):
         from .tables import open_table
 
-        return open_table(path, label, fmt, layout, names)
+        return open_table(_seekable_stdin(label) if path == "-" else path, label, fmt, layout, names)
     stream = _open_stream(path, label)
     if fmt is None:
         fmt, stream = _sniff(stream)
@@ -77,6 +77,21 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
     from .documents import open_document
 
     return open_document(stream, label, fmt, layout)
+
+
+def _seekable_stdin(label):
+    """A path to standard input when it is a file (`< run.parquet`): Parquet and Arrow files are
+    read by seeking, which a pipe cannot do."""
+    import stat
+
+    try:
+        regular = sys.stdin is not None and stat.S_ISREG(os.fstat(sys.stdin.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        regular = False
+    if not regular or not os.path.exists("/dev/stdin"):
+        raise TrajectoryError(label, None, "Parquet and Arrow files are read by seeking in them, which a pipe cannot "
+                                           "do: give the file's path (or redirect it: < FILE)")
+    return "/dev/stdin"
 
 
 def _open_stream(path, label):

@@ -210,12 +210,30 @@ def _blocks(stream, label, line=2):
             continue
         line_end = block.index(b"\n", end - 1) + 1  # the end of the last line with content
         content = block[:line_end] if line_end < len(block) else block
+        long_line = _long_line(content)
+        if long_line is not None:
+            where = line + content.count(b"\n", 0, long_line)
+            raise TrajectoryError(label, f"line {where}", f"longer than {MAX_LINE:,} bytes")
         rows = int(np.count_nonzero(np.frombuffer(content, np.uint8) == 10))  # without the GIL, unlike count()
         yield line, content, rows
         line += rows
         if line_end < len(block):
             blank_from = line
             line += block.count(b"\n", line_end)
+
+
+def _long_line(block):
+    """Where the first line longer than MAX_LINE starts in a block of whole lines, or None. Such a
+    line covers a whole aligned window of MAX_LINE / 2 bytes with no newline in it; in any other
+    window bytes.find (memchr) meets a newline within a line's length, so a block costs a few finds."""
+    window = MAX_LINE // 2
+    for start in range(0, len(block) - window + 1, window):
+        if block.find(b"\n", start, start + window) == -1:
+            begin = block.rfind(b"\n", 0, start) + 1
+            end = block.find(b"\n", start + window)
+            if (end if end >= 0 else len(block)) - begin > MAX_LINE:
+                return begin
+    return None
 
 
 def _content_end(block):

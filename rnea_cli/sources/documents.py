@@ -37,10 +37,16 @@ def open_document(stream, label, fmt, layout):
                 extras.append(f"{prefix}.{name}")
     chosen, derived = layout.choose(label, present)
     time = _numbers(doc["time"], label, "time") if "time" in doc else None
-    used = [present[key] for g in chosen for key in layout.groups[g]]
+    keys = [key for g in chosen for key in layout.groups[g]]
+    used = [present[key] for key in keys]
     lengths = {len(v) for v in used} | ({len(time)} if time is not None else set())
     if len(lengths) > 1:
-        raise TrajectoryError(label, None, f"lists of different lengths ({', '.join(map(str, sorted(lengths)))})")
+        named = ([("time", len(time))] if time is not None else []) + [(f"{p}.{n}", len(present[(p, n)]))
+                                                                        for p, n in keys]
+        first = named[0]
+        other = next(x for x in named if x[1] != first[1])
+        raise TrajectoryError(label, None, f"lists of different lengths ({', '.join(map(str, sorted(lengths)))}): "
+                                           f"{other[0]} has {other[1]}, {first[0]} {first[1]}")
     N = lengths.pop() if lengths else 0
     if N == 0:
         raise TrajectoryError(label, None, "no samples")

@@ -67,6 +67,9 @@ def layout_of(raw, ros1):
         names.append(bytes(raw[pos + 4:end - (0 if ros1 else 1)]).decode("utf-8"))
         key.append((pos, end))
         pos = end
+    if len(set(names)) != len(names):
+        twice = next(name for k, name in enumerate(names) if name in names[:k])
+        raise ValueError(f"joint {twice[:60]!r} is named twice")
     arrays = []
     for _ in range(3):
         pos = align(pos, 4)

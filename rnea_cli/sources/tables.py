@@ -125,7 +125,8 @@ def _chunks(reader, label, groups, time_col, time_scale):
             if column.null_count:
                 k = int(pc.index(pc.is_null(column), True).as_py())
                 raise TrajectoryError(label, f"row {start + k}, column {shown(name)}", "missing (null)")
-            array = numbers_of(column.cast(pa.float64()))
+            # integers beyond 2^53 round to the nearest double, as a CSV reader reads them
+            array = numbers_of(column.cast(pa.float64(), safe=not pa.types.is_integer(column.type)))
             bad = np.flatnonzero(~np.isfinite(array))
             if bad.size:
                 raise TrajectoryError(label, f"row {start + int(bad[0])}, column {shown(name)}",
