@@ -121,6 +121,29 @@ def check_junit(model, result, strict, source):
             f'errors="0" skipped="{skipped}">\n' + "\n".join(cases) + "\n </testsuite>\n</testsuites>\n")
 
 
+def bad_input(fmt, source, message):
+    """The report of a trajectory that could not be checked (one among several), in a check format:
+    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    from .errors import printable
+
+    message = printable(message.removeprefix("rnea: error: "), 2000)
+    if fmt == "junit":
+        return (f' <testsuite name={quoteattr("rnea check " + printable(source, 2000))} tests="1" failures="0" '
+                f'errors="1" skipped="0">\n  <testcase classname="rnea.check" name="input">\n'
+                f'    <error message={quoteattr(message)} type="bad input"/>\n  </testcase>\n </testsuite>')
+    if fmt == "github":
+        def esc(text):
+            return text.replace("%", "%25")
+
+        where = esc(printable(source, 2000)).replace(":", "%3A").replace(",", "%2C")
+        return f"::error file={where},title=rnea check%3A bad input::{esc(message)}\n"
+    if fmt == "markdown":
+        return f"### ⚠️ rnea check: {_md(source)}\n\nBAD INPUT: {_md(message)}\n"
+    return escape(message)
+
+
 def check_github(result, strict, source, line_of):
     """GitHub workflow commands: an ::error at the trajectory row of each first violation."""
     from .errors import printable

@@ -140,15 +140,16 @@ def derivative(t, f):
     """df/dt at every t (axis 0), second order on a non-uniform grid: 3-point Lagrange, one-sided at the ends."""
     h = np.diff(t)[:, None] if f.ndim == 2 else np.diff(t)
     h1, h2 = h[:-1], h[1:]
+    s = np.diff(f, axis=0) / h  # the slopes between samples: exactly 0 where f stands still
     d = np.empty_like(f)
-    # interior: f'_i = -h2/(h1(h1+h2)) f_{i-1} + (h2-h1)/(h1 h2) f_i + h1/(h2(h1+h2)) f_{i+1}
-    d[1:-1] = (-h2 / (h1 * (h1 + h2)) * f[:-2] + (h2 - h1) / (h1 * h2) * f[1:-1]
-               + h1 / (h2 * (h1 + h2)) * f[2:])
-    # ends: the derivative of the quadratic through the first / last three points
+    # interior: f'_i = -h2/(h1(h1+h2)) f_{i-1} + (h2-h1)/(h1 h2) f_i + h1/(h2(h1+h2)) f_{i+1},
+    # written as the weighted mean of the slopes on either side
+    d[1:-1] = (h2 * s[:-1] + h1 * s[1:]) / (h1 + h2)
+    # ends: the derivative of the quadratic through the first / last three points (Newton's form)
     a, b = h[0], h[1]
-    d[0] = -(2 * a + b) / (a * (a + b)) * f[0] + (a + b) / (a * b) * f[1] - a / (b * (a + b)) * f[2]
+    d[0] = s[0] - a * (s[1] - s[0]) / (a + b)
     a, b = h[-2], h[-1]
-    d[-1] = b / (a * (a + b)) * f[-3] - (a + b) / (a * b) * f[-2] + (2 * b + a) / (b * (a + b)) * f[-1]
+    d[-1] = s[-1] + b * (s[-1] - s[-2]) / (a + b)
     return d
 
 

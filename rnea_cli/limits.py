@@ -160,6 +160,7 @@ class LimitCheck:
                     continue
                 check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0,
                               terms=self.effort_terms if on_torque else ())
+                _finite_allowed(check)
                 self.checks.append(check)
                 self.plan.append((check, columns[joint.name] if on_torque else i, quantity))
         for k, joint in enumerate(coords.joints):
@@ -170,6 +171,7 @@ class LimitCheck:
                     continue
                 check = Check(joint.name, quantity, limit, margin,
                               window=drive.thermal_window if quantity == "motor_rms" else None)
+                _finite_allowed(check)
                 self.checks.append(check)
                 self.plan.append((check, k, quantity))
         self.drives = drives or {}
@@ -281,11 +283,23 @@ class LimitCheck:
         return self._tau.count
 
 
+def _finite_allowed(check):
+    """margin x limit is finite (--margin 1e308 with a limit of 320 is not): else an error naming both."""
+    if check.quantity == "position":
+        return
+    largest = max(t for _, t in check.limit) if check.quantity == "envelope" else check.limit
+    if not np.isfinite(check.margin * largest):
+        raise RneaError("--margin", None, f"{check.margin:g} x the {check.quantity} limit {largest:g} of "
+                                          f"{check.joint} overflows")
+
+
 def _measurable(check, use, value):
     """A finite value's utilisation is finite: a limit too small to measure it against (1e-320) is
     an error naming the limit, not an infinite percentage in a report."""
     if np.isfinite(value) and not np.isfinite(use):
         limit = (f"the limit [{check.limit[0]:g}, {check.limit[1]:g}]" if check.quantity == "position"
                  else "the torque-speed envelope" if check.quantity == "envelope" else f"the limit {check.limit:g}")
+        if check.margin != 1 and check.quantity != "position":
+            limit += f" x --margin {check.margin:g}"
         raise RneaError(f"{check.joint} {check.quantity}", None, f"{limit} is too small to measure {value:.6g} "
                                                                   "against (their ratio overflows)")

@@ -66,10 +66,11 @@ def align_z(axis):
     """A rotation A with A @ e_z == axis (unit axis): the frame in which the joint axis is z.
 
     Its x is e_x projected onto the plane normal to axis (e_y projected when axis is along x), so
-    A is the identity for axis = e_z."""
+    A is the identity for axis = e_z; a planar joint's coordinates follow this rule (README)."""
     z = np.asarray(axis, dtype=float)
     helper = E3[0] if abs(z[0]) < 1.0 - 1e-9 else E3[1]
     x = helper - (helper @ z) * z
+    x -= (x @ z) * z  # once more: with e_x nearly along z the first pass cancels, and x keeps a part along z
     x /= np.linalg.norm(x)
     y = np.cross(z, x)
     return np.column_stack([x, y, z])

@@ -275,6 +275,11 @@ class TableWriter:
             self.close()
         elif self._pool is not None:  # an error: no more output than was already on its way
             self._pool.shutdown(wait=True, cancel_futures=True)
+        elif self._arrow is not None and hasattr(self._arrow, "is_open"):
+            # an error: the file is dropped, so its Parquet writer must not write a footer into it later
+            # (at garbage collection, into a closed file: "Exception ignored" on stderr)
+            self._arrow.is_open = False
+            self._arrow = None
 
     def close(self):
         if self.fmt == "csv":

@@ -291,6 +291,20 @@ def test_each_motor_limit_binds_at_the_speed_factor(tmp_path, quantity, extra, g
     assert utilisation(quantity, entry, drives, k * (1 + 1e-6), 1, g) > 1
 
 
+def test_a_pose_held_still_is_exactly_still(tmp_path):
+    """q constant on jittered stamps: the differences are exactly 0 (not round-off), so the speed
+    factor is unbounded, and compare fits no line to a constant model effort (null, not noise)."""
+    t = np.cumsum(np.random.default_rng(1).uniform(0.008, 0.012, 50))
+    q = np.tile(Q[37], (50, 1))
+    still = write_csv(tmp_path / "still.csv", {"time": t, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}})
+    doc = json.loads(ok("scale", ARM, still, "--format", "json").stdout)
+    assert doc["unbounded"] and doc["factor"] is None
+    measured = write_csv(tmp_path / "m.csv", {"time": t, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)},
+                                              **{f"effort_{j}": np.linspace(-1, 1, 50) for j in JOINTS}})
+    doc = json.loads(ok("compare", ARM, measured, "--format", "json").stdout)
+    assert all(j["scale"] is None and j["correlation"] is None and j["offset"] is None for j in doc["joints"])
+
+
 def test_scale_below_one_exits_1(tmp_path):
     limits = tmp_path / "limits.yaml"
     limits.write_text("arm7_joint5: {velocity: 1.0}\n")

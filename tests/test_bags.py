@@ -177,6 +177,15 @@ def test_bad_bags_are_one_line_naming_file_and_topic(tmp_path, fmt):
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
         assert all(m in result.stderr for m in messages), result.stderr
         assert not (tmp_path / "out.csv").exists()
+    folder = next(p for p in good.iterdir() if p.suffix in (".db3", ".mcap")) if fmt != "ros1" else None
+    if folder is not None:  # a ROS 2 bag's file without its folder's metadata.yaml is read alone
+        (tmp_path / "loose").mkdir()
+        loose = tmp_path / "loose" / folder.name
+        loose.write_bytes(folder.read_bytes())
+        if fmt == "mcap":
+            assert run("torques", ARM, loose, "-q").exit_code == 0
+        result = run("torques", ARM, tmp_path / "loose")
+        assert result.exit_code == 2 and "not a ROS 2 bag folder: it has no metadata.yaml" in result.stderr
     result = run("torques", ARM, chatter, "--topic", "/chatter")
     assert result.exit_code == 2 and "topic /chatter: holds std_msgs/msg/String, not JointState" in result.stderr
 

@@ -172,6 +172,10 @@ def test_plot_writes_one_figure_in_each_format(tmp_path):
         result = run("plot", ARM, ARM_CSV, *args)
         assert result.exit_code == 2 and message in result.stderr, result.stderr
     assert not (tmp_path / "q.png").exists()
+    for name in ("r.png", "r.txt"):  # a report is an HTML page, whatever the name says
+        result = run("report", ARM, ARM_CSV, "-o", tmp_path / name)
+        assert result.exit_code == 2 and "the report's name must end in .html" in result.stderr, result.stderr
+        assert not (tmp_path / name).exists()
 
 
 def test_without_matplotlib_a_one_line_hint(monkeypatch, tmp_path):

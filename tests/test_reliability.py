@@ -266,6 +266,32 @@ def test_statistics_of_huge_finite_values_stay_finite(tmp_path):
     assert "Infinity" not in result.stdout and "NaN" not in result.stdout
 
 
+@pytest.mark.parametrize("args", [["check", "--margin", "1e308", "--format", "json"],
+                                  ["report", "--margin", "1e308", "-o", "r.html"],
+                                  ["scale", "--margin", "1e308", "--format", "json"],
+                                  ["payload", "--link", "arm7_tool", "--margin", "1e308"]])
+def test_a_margin_that_overflows_a_limit_is_one_line(tmp_path, args):
+    args = [str(tmp_path / a) if a.endswith(".html") else a for a in args]
+    one_line_error(run(args[0], ARM, ARM_CSV, *args[1:]), "--margin: 1e+308 x the effort limit 320 of arm7_joint1")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_limits_near_the_largest_double_give_finite_answers(tmp_path):
+    limits = tmp_path / "l.yaml"
+    limits.write_text("".join(f"arm7_joint{i}: {{effort: 1e308, velocity: 1e308, rms_effort: 1e308}}\n"
+                              for i in range(1, 8)))
+    for command in (["scale"], ["payload", "--link", "arm7_tool"], ["check"]):
+        result = run(command[0], ARM, ARM_CSV, "--limits", limits, "--format", "json", *command[1:])
+        assert result.exit_code in (0, 1), result.stderr
+        assert "Infinity" not in result.stdout and "NaN" not in result.stdout
+
+
+@pytest.mark.parametrize("option, value", [("--box", "1e300,1e300,1e300"), ("--box", "1e160,1,1"),
+                                           ("--at", "1e300,0,0")])
+def test_payload_sizes_beyond_1e100_are_refused(option, value):
+    one_line_error(run("payload", ARM, ARM_CSV, "--link", "arm7_tool", option, value), "at most 1e100 in size")
+
+
 def test_gravity_named_as_the_cause_of_an_overflow():
     one_line_error(run("torques", ARM, ARM_CSV, "--gravity", "1e308,0,0"), "--gravity (up to 1e+308) is too large")
 
@@ -298,7 +324,7 @@ def test_an_input_is_never_overwritten(tmp_path):
     urdf = tmp_path / "r.urdf"
     urdf.write_bytes(PLANAR.read_bytes())
     for args in (["torques", urdf, traj, "-o", traj], ["torques", urdf, traj, "--output-dir", tmp_path],
-                 ["report", urdf, traj, "-o", urdf], ["compare", urdf, traj, "-o", traj]):
+                 ["wrenches", urdf, traj, "-o", urdf], ["compare", urdf, traj, "-o", traj]):
         result = run(*args)
         assert result.exit_code == 2 and "is an input of this run" in result.stderr, result.stderr
     assert traj.read_bytes() == PLANAR_CSV.read_bytes() and urdf.read_bytes() == PLANAR.read_bytes()

@@ -73,8 +73,90 @@ def test_many_file_usage_errors(tmp_path, inputs):
     twin = tmp_path / "twin"
     twin.mkdir()
     (twin / "a.csv").write_text(inputs[0].read_text())
-    result = run("check", ARM, inputs[0], twin / "a.csv")
+    result = run("torques", ARM, inputs[0], twin / "a.csv", "--output-dir", tmp_path / "out")
     assert result.exit_code == 2 and "has the same name as" in result.stderr
+    assert run("check", ARM, inputs[0], twin / "a.csv").exit_code == 0  # check writes no files: no collision
+    compared = run("compare", ARM, ROBOTS / "arm7_measured.csv", twin / "a.csv")  # residuals only with a dir
+    assert compared.exit_code == 2 and f"== {ROBOTS / 'arm7_measured.csv'}" in compared.stdout
+    assert "no measured effort" in compared.stderr
+
+
+def test_a_bad_file_among_many_is_in_every_ci_format(tmp_path, inputs):
+    """JUnit gets a suite with an <error> for it, GitHub an ::error naming it, Markdown a heading."""
+    junit = run("check", ARM, *inputs, "--format", "junit")
+    assert junit.exit_code == 2
+    root = ET.fromstring(junit.stdout)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"rnea check {p}" for p in inputs]
+    assert suites[3].get("errors") == "1" and root.get("errors") == "1"
+    assert "missing q for joints" in suites[3].find("testcase/error").get("message")
+    github = run("check", ARM, *inputs, "--format", "github").stdout
+    assert f"::error file={inputs[3]},title=rnea check%3A bad input::{inputs[3]}: missing q" in github
+    markdown = run("check", ARM, *inputs, "--format", "markdown").stdout
+    assert f"### ⚠️ rnea check: " in markdown and "BAD INPUT: " in markdown
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc to see the workers")
+def test_workers_end_with_their_parent_and_write_nothing(tmp_path):
+    """SIGTERM to the parent of a --jobs run alone (not its process group): its workers, blocked
+    on inputs that never end (FIFOs held open here), end too; no output appears."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fifos = [tmp_path / f"{k}.csv" for k in "ab"]
+    ends = []
+    for fifo in fifos:
+        os.mkfifo(fifo)
+        ends.append(os.open(fifo, os.O_RDWR))  # never EOF for the reader
+        os.write(ends[-1], ARM_CSV.read_bytes()[:2000].rsplit(b"\n", 1)[0] + b"\n")
+    proc = subprocess.Popen([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques", str(ARM),
+                             *map(str, fifos), "--output-dir", str(tmp_path / "out"), "--jobs", "2"],
+                            stderr=subprocess.PIPE)
+    try:
+        def children():
+            path = f"/proc/{proc.pid}/task/{proc.pid}/children"
+            return open(path).read().split() if os.path.exists(path) else []
+
+        def reading(pid):  # the FIFOs a worker has open
+            try:
+                return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")} & set(
+                    map(str, fifos))
+            except OSError:
+                return set()
+
+        for _ in range(6000):  # until both workers read their inputs (at most a minute)
+            if set().union(*(reading(pid) for pid in children())) == set(map(str, fifos)):
+                break
+            time.sleep(0.01)
+        workers = children()
+        assert set().union(*(reading(pid) for pid in workers)) == set(map(str, fifos)), proc.stderr.read()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == -15
+
+        def alive(pid):
+            try:
+                return open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+            except OSError:
+                return False
+
+        for _ in range(6000):  # until the workers are gone (at most a minute)
+            if not any(alive(pid) for pid in workers):
+                break
+            time.sleep(0.01)
+        assert not any(alive(pid) for pid in workers), "a worker outlived its parent"
+        assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+    finally:
+        for end in ends:
+            os.close(end)
+        if proc.poll() is None:
+            proc.kill()
+        for pid in locals().get("workers", []):  # a failed run leaves no stray worker behind
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 @pytest.mark.parametrize("kind", ["pandas", "polars", "table", "batch"])

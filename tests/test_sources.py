@@ -93,6 +93,8 @@ def test_ur_rtde_log_by_preset_and_by_template(tmp_path):
                                       "actual_q_0" in result.stderr
     result = run("torques", ARM, log)
     assert result.exit_code == 2 and "unknown trajectory format" in result.stderr
+    result = run("torques", ARM, log, "--input-format", "csv", "--columns", "time=timestamp,q=actual_q_{i},qd=actual_q_{i}")
+    assert result.exit_code == 2 and "q and qd have the same template 'actual_q_{i}'" in result.stderr
 
 
 def test_franka_log_time_in_milliseconds_and_measured_torque(tmp_path):

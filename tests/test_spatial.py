@@ -1,7 +1,7 @@
 """The spatial-algebra module against its definitions (Featherstone ch. 2)."""
 
 import numpy as np
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -61,6 +61,7 @@ def test_mcI_round_trips_and_has_parallel_axis(m, c):
 
 
 @given(vec3, st.floats(-7, 7))
+@example(np.array([8.6488158, 1.29912796e-03, 1.29912796e-03]), 0.0)  # near x: e_x's projection cancelled
 def test_axis_angle_and_align_z(axis, theta):
     n = np.linalg.norm(axis)
     assume(n >= 1e-3)
@@ -70,7 +71,7 @@ def test_axis_angle_and_align_z(axis, theta):
     np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
     A = spatial.align_z(axis)
     np.testing.assert_allclose(A @ np.array([0, 0, 1.0]), axis, atol=1e-12)
-    np.testing.assert_allclose(A.T @ A, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(A.T @ A, np.eye(3), atol=1e-15)  # orthonormal to rounding, not to 1e-12
     assert np.linalg.det(A) > 0
 
 

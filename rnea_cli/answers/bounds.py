@@ -11,7 +11,7 @@ import numpy as np
 
 def first_exit_linear(e0, e1, lo, hi):
     """Per sample: the largest x >= 0 with lo <= e0 + x e1 <= hi."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf: no bound from that sample
         x = np.where(e1 > 0, (hi - e0) / e1, np.where(e1 < 0, (lo - e0) / e1, np.inf))
     return np.maximum(x, 0.0)
 
@@ -37,7 +37,8 @@ def _first_root(a, b, c):
 
 def largest_within_rms(A, B, C, limit):
     """The largest x >= 0 with A x² + 2 B x + C <= limit² (A >= 0, C <= limit²)."""
-    room = limit * limit - C
+    A, B, C = A / limit / limit, B / limit / limit, C / limit / limit  # <= 1: a limit of 1e308 has no square
+    room = 1.0 - C
     if A == 0:
         return room / (2 * B) if B > 0 else np.inf
     root = np.sqrt(B * B + A * room)

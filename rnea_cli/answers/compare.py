@@ -15,12 +15,16 @@ class Comparison:
         self.m2 = np.zeros((2, n))  # sums of squared deviations
         self.cross = np.zeros(n)  # sum of (model - mean)(measured - mean)
         self.residual = Peaks(n)  # its RMS and largest size
+        self.low = np.full((2, n), np.inf)  # model, measured: constant where low == high (exactly)
+        self.high = np.full((2, n), -np.inf)
 
     def update(self, start, model, measured):
         n = len(model)
         if n == 0:
             return
         self.residual.update(start, None, measured - model)
+        self.low = np.minimum(self.low, [model.min(axis=0), measured.min(axis=0)])
+        self.high = np.maximum(self.high, [model.max(axis=0), measured.max(axis=0)])
         mean = np.stack([model.mean(axis=0), measured.mean(axis=0)])
         dm, dx = model - mean[0], measured - mean[1]
         m2 = np.stack([np.einsum("ij,ij->j", dm, dm), np.einsum("ij,ij->j", dx, dx)])
@@ -42,6 +46,11 @@ class Comparison:
         rms = self.residual.rms
         for j, name in enumerate(names):
             var_model, var_measured = self.m2[0, j], self.m2[1, j]
+            # a constant is exactly so: its round-off variance (x - mean, 1 ulp) fits no line
+            if self.low[0, j] == self.high[0, j]:
+                var_model = 0.0
+            if self.low[1, j] == self.high[1, j]:
+                var_measured = 0.0
             with np.errstate(all="ignore"):
                 scale = float(self.cross[j] / var_model) if var_model > 0 else None
                 denominator = np.sqrt(var_model) * np.sqrt(var_measured)

@@ -57,7 +57,7 @@ class ScaleSolver:
         for check, i, quantity in self.check.plan:
             if quantity in ("velocity", "motor_speed"):  # velocity: a joint of the model; motor_speed: a column
                 speed = qd[:, i] if quantity == "velocity" else chunk.qd[:, i] * self.drives[check.joint].gear_ratio
-                with np.errstate(divide="ignore"):
+                with np.errstate(divide="ignore", over="ignore"):  # inf: no bound from that sample
                     k = np.where(speed != 0, check.allowed / np.abs(speed), np.inf)
                 self._consider(k, check, quantity, chunk)
             elif quantity in ("effort", "motor_torque"):
@@ -172,7 +172,8 @@ class ScaleSolver:
                     self.best = (k, {"joint": check.joint, "quantity": quantity, "sample": None, "time": None})
                 continue
             scale = 1.0 if quantity == "rms_effort" else 1.0 / self.drives[check.joint].gear_ratio ** 2
-            k = _quartic_limit(moments[:, i] * scale, check.allowed ** 2)
+            # mean e(k)² <= allowed², both sides over allowed² (a limit of 1e308 has no finite square)
+            k = _quartic_limit(moments[:, i] * scale / check.allowed / check.allowed, 1.0)
             if k is None:
                 self.hold = self.hold or {"joint": check.joint, "quantity": quantity, "sample": None, "time": None}
             elif k < self.best[0]:

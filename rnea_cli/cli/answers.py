@@ -13,10 +13,18 @@ ACTUATORS_HELP = "YAML per joint (as for check): effort includes friction and ar
 FRICTION_HELP = "Effort includes the URDF's <dynamics damping friction>."
 
 
+def place(ctx, param, value):
+    """A point or size in metres: three finite numbers, each at most 1e100 in size (as in a URDF)."""
+    parts = vector3(ctx, param, value)
+    if not all(abs(x) <= 1e100 for x in parts):
+        raise click.BadParameter(f"{value[:60]!r}: each number must be at most 1e100 in size")
+    return parts
+
+
 def lengths(ctx, param, value):
     if value is None:
         return None
-    parts = vector3(ctx, param, value)
+    parts = place(ctx, param, value)
     if not all(x > 0 for x in parts):
         raise click.BadParameter(f"{value[:60]!r}: the box's edge lengths must be above 0")
     return parts
@@ -43,7 +51,7 @@ def _highest_use(check):
 @trajectory_options
 @click.option("--link", required=True, help="The link the payload is attached to (a link merged by a fixed "
                                             "joint, such as tool0, too).")
-@click.option("--at", default="0,0,0", callback=vector3, metavar="X,Y,Z", show_default=True,
+@click.option("--at", default="0,0,0", callback=place, metavar="X,Y,Z", show_default=True,
               help="Where the payload's centre of mass is, in the link's frame (m).")
 @click.option("--box", callback=lengths, metavar="LX,LY,LZ",
               help="A uniform solid box of these edge lengths (m), axes along the link's, instead of a point mass.")

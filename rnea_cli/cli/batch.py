@@ -14,6 +14,7 @@ from ..errors import RneaError, printable
 
 CURRENT = {}  # what the command of a worker opened: {"run": Run, "check": LimitCheck}
 WRITES = {"torques": "csv", "wrenches": "csv", "compare": "csv", "report": "html", "plot": "png"}
+OPTIONAL = {"compare"}  # writes (its residuals) only when asked: with --output-dir
 
 
 def batchable(callback):
@@ -32,12 +33,13 @@ def usable_cores():
 
 def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (callback: the worker finds it by name)
     name = ctx.command.name
-    if name not in WRITES and "output" in params and params["output"] not in (None, "-"):
+    writes = name in WRITES and (output_dir is not None or name not in OPTIONAL)
+    if params.get("output") not in (None, "-") and (name not in WRITES or name in OPTIONAL):
         raise click.UsageError("-o with several trajectories: give --output-dir instead")
-    if name in WRITES and output_dir is None:
+    if writes and output_dir is None:
         raise click.UsageError(f"rnea {name} with several trajectories writes one output each: give --output-dir")
     stems = {}
-    for path in files:
+    for path in files if writes else ():
         stem = os.path.splitext(os.path.basename(os.path.normpath(path)))[0]
         if stem in stems:
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
@@ -47,7 +49,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
     work = []
     for path in files:
         one = dict(params, trajectory=path)
-        if name in WRITES and output_dir is not None:
+        if writes:
             one["output"] = os.path.join(output_dir, _stem(path) + "." + _extension(name, params))
         one["quiet"] = True  # the summary table says it all
         work.append((name, one))
@@ -80,11 +82,33 @@ def _run_all(work, jobs):
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if hasattr(os, "fork") and "polars" not in sys.modules else "spawn"
-        with ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context(method),
-                                 initializer=_one_thread) as pool:
-            return list(pool.map(_one, work))
+        pool = ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context(method),
+                                   initializer=_worker, initargs=(os.getpid(),))
+        try:
+            results = list(pool.map(_one, work))
+        except BaseException:  # interrupted, or a worker died: stop the others before they write
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return results
     _one_thread()  # here too: with several files the parallel work is the files'
     return [_one(job) for job in work]
+
+
+def _worker(parent):
+    """A worker ends with its parent, however the parent ends (Linux: SIGTERM on its death), so
+    that no output is written after the command is over."""
+    _one_thread()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's own handling stops the pool
+    if os.getppid() != parent:  # the parent died before the call above
+        os._exit(1)
 
 
 def _one_thread():
@@ -143,12 +167,16 @@ def _gather(name, params, files, results, output_dir):
                                {"trajectory": path, "error": results[k][3].get("error", "")}
                                for k, (path, doc) in enumerate(zip(files, docs))], indent=2, allow_nan=False))
     elif name == "check" and fmt == "junit":
-        click.echo(_junit(outputs), nl=False)
+        click.echo(_junit(outputs, files, results), nl=False)
     else:
-        for path, text in zip(files, outputs):
+        from ..checkreport import bad_input
+
+        for path, text, (code, *_, summary) in zip(files, outputs, results):
+            if not text and name == "check" and fmt in ("github", "markdown") and code == 2:
+                text = bad_input(fmt, path, summary.get("error", ""))  # CI sees the file that could not be read
             if not text:
                 continue
-            if fmt in (None, "text", "csv") and name not in WRITES:
+            if fmt in (None, "text", "csv") and name not in ("torques", "wrenches", "report", "plot"):
                 click.echo(f"== {path}")
             click.echo(text, nl=False)
     if params.get("quiet"):
@@ -160,11 +188,15 @@ def _gather(name, params, files, results, output_dir):
     _summary_table(files, [r[3] for r in results])
 
 
-def _junit(outputs):
+def _junit(outputs, files, results):
     import re
 
+    from ..checkreport import bad_input
+
     suites, totals = [], [0, 0, 0, 0]
-    for text in outputs:
+    for text, path, (code, *_, summary) in zip(outputs, files, results):
+        if not text.strip() and code == 2:  # a file that could not be read: a suite with its error
+            text = bad_input("junit", path, summary.get("error", ""))
         for match in re.finditer(r"<testsuite .*?</testsuite>", text, re.S):
             suites.append(match.group(0))
             head = match.group(0).split(">", 1)[0]

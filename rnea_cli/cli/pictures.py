@@ -29,6 +29,10 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     """One self-contained HTML report of a run: the verdict and limit table of check, each joint's
     effort, velocity and position against its limits, motors, power, measured effort. Exit status
     as for check (the report is written either way)."""
+    import os
+
+    if output != "-" and os.path.splitext(output)[1].lower() not in (".html", ".htm"):
+        raise RneaError(output, None, "the report's name must end in .html (it is an HTML page; - for stdout)")
     need_matplotlib("report")
     from .. import writers
     from ..info import robot_facts, robot_tree

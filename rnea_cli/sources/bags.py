@@ -72,6 +72,9 @@ def _open_reader(path, label):
     if target.is_file() and target.suffix in (".db3", ".mcap") and (target.parent / "metadata.yaml").is_file():
         target = target.parent  # the bag's folder says how its messages are compressed
     ros1 = target.suffix == ".bag"
+    if target.is_dir() and not (target / "metadata.yaml").is_file():
+        raise TrajectoryError(label, None, "not a ROS 2 bag folder: it has no metadata.yaml (give the .db3 or "
+                                           ".mcap file itself)")
     try:
         reader = AnyReader([target], default_typestore=get_typestore(Stores.ROS1_NOETIC if ros1 else
                                                                      Stores.ROS2_HUMBLE))

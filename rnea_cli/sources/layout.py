@@ -166,6 +166,10 @@ def parse_templates(text, source="--columns"):
             raise RneaError(source, None, f"{role}={shown(template)} names no joint: put {{i}} or {{joint}} in it")
         if re.search(r"\{(?!i\}|joint\})", template):
             raise RneaError(source, None, f"{shown(template)}: only {{i}} and {{joint}} may stand in braces")
+        same = next((other for other, t in roles.items() if t == template), None)
+        if same is not None:
+            raise RneaError(source, None, f"{same} and {role} have the same template {shown(template)}: a column "
+                                          "has one role")
         roles[role] = template
     if not roles:
         raise RneaError(source, None, "no ROLE=TEMPLATE given")
