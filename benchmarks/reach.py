@@ -149,6 +149,32 @@ def engine_threads(samples=1_000_000):
     return {"samples": samples, "one": one, "two": two, "same": bool(np.array_equal(results[1], results[2]))}
 
 
+def _busy(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def two_cores(n=20_000_000):
+    """What two cores give this machine: two runs of a pure-Python loop in two forked processes
+    against one after the other (best of 3 each). A ratio below 2 is the ceiling of every
+    parallel measurement here (--jobs, threads)."""
+    import multiprocessing
+
+    one, two = [], []
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(_busy, [1, 1])  # the workers started
+        for _ in range(3):
+            start = time.perf_counter()
+            _busy(n), _busy(n)
+            one.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            pool.map(_busy, [n, n])
+            two.append(time.perf_counter() - start)
+    return {"one": min(one), "two": min(two)}
+
+
 def report_time(rows=200_000):
     """`rnea report` against `rnea check` on the same run (median of 3 each, taking turns), and its size."""
     import polars as pl

@@ -199,3 +199,45 @@ def test_measured_effort_comes_with_the_messages(tmp_path):
     chunks = list(traj.chunks)
     np.testing.assert_array_equal(np.concatenate([c.data["effort"] for c in chunks]), 3 * QD)
     assert os.path.isdir(bag)
+
+
+def two_publisher_bag(path, fmt, bad_at=None):
+    """Joints 1-6 at 500 Hz, joint 7 at 50 Hz, 600 arm messages; message `bad_at` (in log order)
+    replaced by bytes that are not a JointState."""
+    t_arm, t_grip = np.arange(0, 1.2, 0.002), np.arange(0.01, 1.19, 0.02)
+    events = [(T0 + int(round(t * 1e9)), JOINTS[:6], np.sin(t * np.arange(1, 7))) for t in t_arm]
+    events += [(T0 + int(round(t * 1e9)) + 7, JOINTS[6:], [np.cos(t)]) for t in t_grip]
+    writer = BagWriter(path, fmt)
+    for k, (stamp, names, q) in enumerate(sorted(events, key=lambda e: e[0])):
+        if k == bad_at:
+            key = ("/joint_states", JOINT_STATE)
+            writer.add(*key, stamp, writer.joint_state(stamp, names, q))  # the connection, then a bad one
+            writer.writer.write(writer.connections[key], stamp + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
+            continue
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, names, q, velocity=q))
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, fmt, monkeypatch):
+    """Parts of the log time read by worker processes, put back together: the same arrays, bit for
+    bit, and the same notices as one reader; a bad message in the last part is named by its index
+    among all the topic's messages."""
+    from rnea_cli.sources import bags
+    from rnea_cli.trajectory import open_trajectory
+
+    monkeypatch.setattr(bags, "PART", 100)  # 660 messages: three parts
+    bag = two_publisher_bag(bag_path(tmp_path, fmt), fmt)
+    alone, parts = (open_trajectory(bag, MODEL, workers=n) for n in (1, 3))
+    assert parts.notices == alone.notices and "1 joints interpolated" in " ".join(alone.notices)
+    for one, other in zip(alone.chunks, parts.chunks, strict=True):
+        assert one.time.tobytes() == other.time.tobytes()
+        assert {g: x.tobytes() for g, x in one.data.items()} == {g: x.tobytes() for g, x in other.data.items()}
+    bad = two_publisher_bag(bag_path(tmp_path, fmt, "bad"), fmt, bad_at=620)
+    messages = []
+    for n in (1, 3):
+        with pytest.raises(bags.TrajectoryError) as caught:
+            open_trajectory(bad, MODEL, workers=n)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "message 621 is not a JointState" in messages[0], messages

@@ -11,6 +11,7 @@ import sys
 import click
 
 from ..errors import RneaError, printable
+from ..workers import one_thread, parallel, usable_cores
 
 CURRENT = {}  # what the command of a worker opened: {"run": Run, "check": LimitCheck}
 WRITES = {"torques": "csv", "wrenches": "csv", "compare": "csv", "report": "html", "plot": "png"}
@@ -25,10 +26,6 @@ def batchable(callback):
             return callback(trajectory=trajectory[0], **params)
         return _many(click.get_current_context(), callback, list(trajectory), output_dir, jobs, params)
     return command
-
-
-def usable_cores():
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (callback: the worker finds it by name)
@@ -74,45 +71,9 @@ def _extension(name, params):
 
 
 def _run_all(work, jobs):
-    """The results of the work, in order: in `jobs` worker processes, or here for one job. The
-    workers are forked while nothing has started polars' threads (a fork of a process whose
-    polars threads ran may hang); else they are started fresh (spawn, slower to start)."""
-    if jobs > 1 and len(work) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        method = "fork" if hasattr(os, "fork") and "polars" not in sys.modules else "spawn"
-        pool = ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context(method),
-                                   initializer=_worker, initargs=(os.getpid(),))
-        try:
-            results = list(pool.map(_one, work))
-        except BaseException:  # interrupted, or a worker died: stop the others before they write
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        return results
-    _one_thread()  # here too: with several files the parallel work is the files'
-    return [_one(job) for job in work]
-
-
-def _worker(parent):
-    """A worker ends with its parent, however the parent ends (Linux: SIGTERM on its death), so
-    that no output is written after the command is over."""
-    _one_thread()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent's own handling stops the pool
-    if os.getppid() != parent:  # the parent died before the call above
-        os._exit(1)
-
-
-def _one_thread():
-    os.environ["RNEA_THREADS"] = "1"  # the engine of each file on one thread; results are the same bits
+    """The results of the work, in order: in `jobs` worker processes, or here for one job."""
+    one_thread()  # here too: with several files the parallel work is the files'
+    return parallel(_one, [(job,) for job in work], jobs)
 
 
 def _one(job):

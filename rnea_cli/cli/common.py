@@ -230,7 +230,8 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
                            dt=options["dt"], floating=floating, links=[link.name for link in model.links],
                            effort=effort, columns=options["columns"], preset=options["preset"],
                            time_unit=options["time_unit"], topic=options["topic"], message=options["message"],
-                           static=static, smooth=options["smooth"], resample=options["resample"])
+                           static=static, smooth=options["smooth"], resample=options["resample"],
+                           workers=engine_threads())
     context = click.get_current_context(silent=True)
     if context is not None:  # a command that stops before reading it all closes its file
         context.call_on_close(traj.close)
@@ -265,7 +266,9 @@ def engine_threads():
     chosen = os.environ.get("RNEA_THREADS")
     if chosen and chosen.isdigit() and int(chosen) > 0:
         return int(chosen)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from ..workers import usable_cores
+
+    return usable_cores()
 
 
 def _with_progress(chunks, console, enabled):

@@ -37,12 +37,13 @@ def format_of(path, explicit=None):
 
 
 def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=False, columns=None, preset=None,
-                time_unit=None, topic=None, message=None):
+                time_unit=None, topic=None, message=None, workers=1):
     """Open a trajectory (a path, or '-' for standard input) for `coords` (a Model or
     Coordinates), its samples still unread. floating: read the base columns; links: links whose
     external wrench columns may be present; effort: read measured effort too (optional).
     columns / preset: role templates for tabular files; time_unit: of their time column;
-    topic / message: which topic, and which JointTrajectory message, of a bag."""
+    topic / message: which topic, and which JointTrajectory message, of a bag; workers: processes
+    that may read a large bag."""
     label = "<stdin>" if path == "-" else str(path)
     fmt = format_of(path, fmt)
     layout = Layout(coords, floating, links, effort)
@@ -57,7 +58,7 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
             raise TrajectoryError(label, None, "--columns and --preset are for tables; a bag's joints go by name")
         from .bags import open_bag
 
-        return open_bag(path, label, coords, layout, topic=topic, message=message)
+        return open_bag(path, label, coords, layout, topic=topic, message=message, workers=workers)
     if topic is not None or message is not None:
         raise TrajectoryError(label, None, "--topic and --message are for ROS bags")
     if fmt in ("parquet", "arrow"):

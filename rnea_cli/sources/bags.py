@@ -14,22 +14,26 @@ and MCAP carry): the points of one message (the last by default), with their pos
 velocities, accelerations and time_from_start.
 """
 
+import functools
 import os
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import TrajectoryError, shown
+from ..workers import parallel
 from . import jointstate
 from .base import Chunk, Trajectory
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 TRAJECTORIES = ("trajectory_msgs/msg/JointTrajectory", "moveit_msgs/msg/DisplayTrajectory")
 READ_AT_ONCE = 1 << 16  # raw messages decoded together
+PART = 1 << 17  # messages at least, for a part of a topic read by a worker process of its own
 MAX_VALUES = 1 << 28  # numbers kept from one topic (2 GiB): a bag may be larger than memory, a topic's joints not
+TOO_MANY = f"more than {MAX_VALUES:,} joint values on one topic: split the bag"
 
 
-def open_bag(path, label, coords, layout, topic=None, message=None):
+def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
     reader = _open_reader(path, label)
     try:
         connections = _topic(reader, label, topic)
@@ -38,7 +42,8 @@ def open_bag(path, label, coords, layout, topic=None, message=None):
         if kind == JOINT_STATE:
             if message is not None:
                 raise TrajectoryError(label, where, "--message is for a JointTrajectory topic")
-            arrays, notices = _joint_states(reader, connections, label, where, coords, "effort" in layout.groups)
+            arrays, notices = _joint_states(reader, path, connections, label, where, coords,
+                                            "effort" in layout.groups, workers)
         else:
             arrays, notices = _trajectory(reader, connections, label, where, coords, message)
     finally:
@@ -65,7 +70,7 @@ def _chunks(time, arrays, size=1 << 14):
 def _open_reader(path, label):
     try:
         from rosbags.highlevel import AnyReader
-        from rosbags.typesys import Stores, get_typestore
+        from rosbags.typesys import Stores
     except ImportError:
         raise TrajectoryError(label, None, "reading ROS bags needs the rosbags package: pip install rosbags") from None
     target = Path(path)
@@ -76,12 +81,19 @@ def _open_reader(path, label):
         raise TrajectoryError(label, None, "not a ROS 2 bag folder: it has no metadata.yaml (give the .db3 or "
                                            ".mcap file itself)")
     try:
-        reader = AnyReader([target], default_typestore=get_typestore(Stores.ROS1_NOETIC if ros1 else
-                                                                     Stores.ROS2_HUMBLE))
+        reader = AnyReader([target], default_typestore=_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE))
         reader.open()
     except Exception as exc:  # rosbags raises many kinds, each a plain message
         raise TrajectoryError(label, None, f"not a readable ROS bag: {_why(exc)}") from None
     return reader
+
+
+@functools.cache
+def _typestore(store):
+    """rosbags' types of a ROS distribution (built once: a worker forked later has them)."""
+    from rosbags.typesys import get_typestore
+
+    return get_typestore(store)
 
 
 def _why(exc):
@@ -109,40 +121,85 @@ def _topic(reader, label, topic):
     return [c for c in reader.connections if c.topic == topics[0]]
 
 
-def _joint_states(reader, connections, label, where, coords, want_effort):
-    """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices."""
+def _joint_states(reader, path, connections, label, where, coords, want_effort, workers):
+    """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices. A large topic is
+    read in parts of its log time, one worker process each, and put back together in order."""
     ros1 = not reader.is2
-    decoded, raws, times, count = [], [], [], 0
-    try:
-        for _, log_time, raw in reader.messages(connections=connections):
-            raws.append(raw)
-            times.append(log_time)
-            if len(raws) == READ_AT_ONCE:
-                decoded += _decode(raws, times, ros1, label, where, count)
-                count += len(raws)
-                raws, times = [], []
-                _check_size(decoded, label, where)
-    except TrajectoryError:
-        raise
-    except Exception as exc:
-        raise TrajectoryError(label, where, f"cannot read message {count + len(raws)}: {_why(exc)}") from None
-    decoded += _decode(raws, times, ros1, label, where, count)
+    parts = _parts(reader, connections, workers)
+    if len(parts) == 1:
+        outcomes = [_read(reader, connections, ros1, None, None)]
+    else:
+        outcomes = parallel(_read_part, [(path, label, connections[0].topic, ros1, a, b) for a, b in parts[1:]],
+                            len(parts), here=lambda: _read(reader, connections, ros1, *parts[0]))
+    decoded, offset = [], 0
+    for batches, count, unusable in outcomes:
+        if unusable is not None:
+            k, before, after = unusable
+            raise TrajectoryError(label, where, before if k is None else f"{before}{offset + k}{after}")
+        for d in batches:
+            d.index += offset
+        decoded += batches
+        offset += count
+        _check_size(decoded, label, where)
     if not decoded:
         raise TrajectoryError(label, where, "no messages")
     return _merge(_by_names(decoded), label, where, coords, want_effort)
 
 
-def _decode(raws, times, ros1, label, where, offset):
+def _parts(reader, connections, workers):
+    """[(start, stop)] log times (ns) of the parts read apart: [start, stop), None for open."""
+    count = sum(c.msgcount for c in connections)
+    n = max(1, min(workers, count // PART))
+    start, end = reader.start_time, reader.end_time
+    if n == 1 or end - start < n:
+        return [(None, None)]
+    bounds = [None] + [start + (end - start) * k // n for k in range(1, n)] + [None]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _read_part(path, label, topic, ros1, start, stop):
+    """_read in a worker process, on a reader of its own."""
     try:
-        return jointstate.decode(raws, times, ros1)
-    except ValueError as exc:
+        reader = _open_reader(path, label)
+    except TrajectoryError as exc:
+        return [], 0, (None, exc.message, "")
+    try:
+        return _read(reader, [c for c in reader.connections if c.topic == topic], ros1, start, stop)
+    finally:
+        reader.close()
+
+
+def _read(reader, connections, ros1, start, stop):
+    """([Decoded], messages read, None) of the messages logged in [start, stop); or, at the first
+    that cannot be used, ([], 0, (its index in this part, the message's text before and after
+    the index))."""
+    decoded, raws, times, count = [], [], [], 0
+    try:
+        for _, log_time, raw in reader.messages(connections=connections, start=start, stop=stop):
+            raws.append(raw)
+            times.append(log_time)
+            if len(raws) == READ_AT_ONCE:
+                decoded += jointstate.decode(raws, times, ros1)
+                count += len(raws)
+                raws, times = [], []
+                if _values(decoded) > MAX_VALUES:
+                    return [], 0, (None, TOO_MANY, "")
+        decoded += jointstate.decode(raws, times, ros1)
+    except jointstate.NotJointState as exc:
         k, why = exc.args
-        raise TrajectoryError(label, where, f"message {offset + k} is not a JointState: {why}") from None
+        return [], 0, (count + k, "message ", f" is not a JointState: {why}")
+    except Exception as exc:  # rosbags raises many kinds, each a plain message
+        return [], 0, (count + len(raws), "cannot read message ", f": {_why(exc)}")
+    return decoded, count + len(raws), None
+
+
+def _values(decoded):
+    return sum(d.position.size * 3 for d in decoded)
 
 
 def _check_size(decoded, label, where):
-    if sum(d.position.size * 3 for d in decoded) > MAX_VALUES:
-        raise TrajectoryError(label, where, f"more than {MAX_VALUES:,} joint values on one topic: split the bag")
+    if _values(decoded) > MAX_VALUES:
+        raise TrajectoryError(label, where, TOO_MANY)
 
 
 def _by_names(decoded):

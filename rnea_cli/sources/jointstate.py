@@ -113,22 +113,27 @@ class Decoded:
     time: np.ndarray | None = None  # (m,) seconds on the bag's time base, once chosen (see bags.py)
 
 
+class NotJointState(ValueError):
+    """(index among the raw messages, why)."""
+
+
 def decode(raws, log_times, ros1):
-    """[Decoded] of raw JointState messages (bytes), one per set of names; ValueError(index)
-    for a message that is not a JointState."""
+    """[Decoded] of raw JointState messages (bytes), one per set of names; NotJointState for a
+    message that is not one."""
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
     log_times = np.asarray(log_times, dtype=np.int64)
     parts = {}  # names -> [(index, log_time, stamp, position, velocity, effort)]
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
-        M = np.frombuffer(b"".join([raws[i] for i in rows]), np.uint8).reshape(len(rows), int(length))
+        same = raws if len(rows) == len(raws) else [raws[i] for i in rows]
+        M = np.frombuffer(b"".join(same), np.uint8).reshape(len(rows), int(length))
         left = np.arange(len(rows))
         while len(left):
             first = int(rows[left[0]])
             try:
                 layout = layout_of(raws[first], ros1)
             except (ValueError, UnicodeDecodeError) as exc:
-                raise ValueError(first, str(exc)) from None
+                raise NotJointState(first, str(exc)) from None
             ok = np.ones(len(left), bool)
             template = M[left[0]]
             rest = M if len(left) == len(M) else M[left]
@@ -136,7 +141,8 @@ def decode(raws, log_times, ros1):
                 ok &= (rest[:, a:b] == template[a:b]).all(axis=1)
             take = left[ok]
             parts.setdefault(frozenset(layout.names), []).append(
-                (layout, rows[take], log_times[rows[take]], *_numbers(M[take], layout, ros1)))
+                (layout, rows[take], log_times[rows[take]],
+                 *_numbers(M if len(take) == len(M) else M[take], layout, ros1)))
             left = left[~ok]
     return [_merged(blocks) for blocks in parts.values()]
 
@@ -160,16 +166,17 @@ def _merged(blocks):
     for layout, *_, position, velocity, effort in blocks:
         perm = [layout.names.index(name) for name in names]
         for key, x in (("position", position), ("velocity", velocity), ("effort", effort)):
-            columns[key].append(x[:, perm] if x.shape[1] == len(names) else None)
+            same = perm == list(range(len(names)))
+            columns[key].append(None if x.shape[1] != len(names) else x if same else x[:, perm])
     index = np.concatenate([b[1] for b in blocks])
-    order = np.argsort(index, kind="stable")
+    order = slice(None) if len(blocks) == 1 else np.argsort(index, kind="stable")  # one block: in order
 
     def joined(parts):
         return None if any(p is None for p in parts) else np.concatenate(parts)[order]
 
     position = joined(columns["position"])
     if position is None:
-        raise ValueError(int(index[0]), "position does not list every joint named")
+        raise NotJointState(int(index[0]), "position does not list every joint named")
     return Decoded(names, index[order], np.concatenate([b[2] for b in blocks])[order],
                    np.concatenate([b[3] for b in blocks])[order], position, joined(columns["velocity"]),
                    joined(columns["effort"]))
