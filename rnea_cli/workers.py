@@ -45,7 +45,11 @@ def one_thread():
 
 def _start(parent):
     """A worker ends with its parent, however the parent ends (Linux: SIGTERM on its death), so
-    that no output is written after the command is over."""
+    that no output is written after the command is over. Ctrl-C is the parent's to handle: it
+    stops the workers, which say nothing (no traceback of an idle worker interrupted)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_thread()
     try:
         import ctypes

@@ -97,9 +97,11 @@ def test_a_bad_file_among_many_is_in_every_ci_format(tmp_path, inputs):
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc to see the workers")
-def test_workers_end_with_their_parent_and_write_nothing(tmp_path):
-    """SIGTERM to the parent of a --jobs run alone (not its process group): its workers, blocked
-    on inputs that never end (FIFOs held open here), end too; no output appears."""
+@pytest.mark.parametrize("how", ["SIGTERM to the parent", "Ctrl-C"])
+def test_workers_end_with_their_parent_and_write_nothing(tmp_path, how):
+    """SIGTERM to the parent of a --jobs run alone (not its process group), or Ctrl-C (SIGINT to
+    the whole group, as a terminal sends it): its workers, blocked on inputs that never end (FIFOs
+    held open here), end too; no output appears; after Ctrl-C one line, exit 130."""
     import signal
     import subprocess
     import sys
@@ -113,7 +115,7 @@ def test_workers_end_with_their_parent_and_write_nothing(tmp_path):
         os.write(ends[-1], ARM_CSV.read_bytes()[:2000].rsplit(b"\n", 1)[0] + b"\n")
     proc = subprocess.Popen([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques", str(ARM),
                              *map(str, fifos), "--output-dir", str(tmp_path / "out"), "--jobs", "2"],
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
         def children():
             path = f"/proc/{proc.pid}/task/{proc.pid}/children"
@@ -132,8 +134,13 @@ def test_workers_end_with_their_parent_and_write_nothing(tmp_path):
             time.sleep(0.01)
         workers = children()
         assert set().union(*(reading(pid) for pid in workers)) == set(map(str, fifos)), proc.stderr.read()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == -15
+        if how == "Ctrl-C":
+            os.killpg(proc.pid, signal.SIGINT)
+            assert proc.wait(60) == 130
+            assert proc.stderr.read().decode() == "rnea: interrupted\n"
+        else:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(60) == -15
 
         def alive(pid):
             try:
