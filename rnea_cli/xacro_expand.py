@@ -14,7 +14,7 @@ import signal
 import struct
 import sys
 
-from .errors import URDFError, shown
+from .errors import URDFError, printable, shown
 
 TIMEOUT = float(os.environ.get("RNEA_XACRO_TIMEOUT", 20))  # seconds of CPU and of wall time
 MEMORY = 2 << 30
@@ -139,7 +139,7 @@ def _expand_here(path, mappings, folders):
         where = getattr(exc, "rnea_file", None) or (xacro.filestack[-1] if xacro.filestack else path)
         return "error", ((where, exc.lineno), f"malformed XML: {xml.parsers.expat.errors.messages[exc.code]}")
     except RecursionError:
-        return "error", (_where(sys.exc_info()[2], path, xacro), "macros nested too deep (a macro that calls itself?)")
+        return "error", (_where(sys.exc_info()[2], path, xacro), _too_deep(xacro.filestack or []))
     except Exception as exc:  # XacroException, and what xacro lets through (RuntimeError, KeyError, ...)
         return "error", (_where(exc.__traceback__, path, xacro), "xacro: " + _message(exc, xacro))
     finally:
@@ -147,6 +147,18 @@ def _expand_here(path, mappings, folders):
     if len(text) > MAX_OUTPUT:
         return "error", ((path, None), f"expands to more than {MAX_OUTPUT >> 20} MiB of URDF")
     return "ok", text
+
+
+def _too_deep(files):
+    """Why the expansion recursed too deep: files that include each other (xacro's stack of the
+    files being included, left as it was), else a macro that calls itself."""
+    seen = {}
+    for k, name in enumerate(files):
+        if name in seen:
+            loop = " -> ".join(os.path.basename(f) for f in files[seen[name]:k + 1])
+            return f"an include loop: {printable(loop, 300)}"
+        seen[name] = k
+    return "macros nested too deep (a macro that calls itself?)"
 
 
 def package_index(folders):

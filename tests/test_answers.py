@@ -446,6 +446,14 @@ def test_compare_currents_through_the_drives(tmp_path):
                         "json").stdout)
     assert max(j["rms"] for j in doc["joints"]) < 1e-9 * np.abs(effort).max()
     result = run("compare", ARM, traj, "--effort-is", "current")
-    assert result.exit_code == 2 and "has no torque_constant" in result.stderr
+    assert result.exit_code == 2 and result.stderr == ("rnea: error: --effort-is current: needs --actuators with a "
+                                                       "torque_constant for every joint\n"), result.stderr
+    del drives[JOINTS[3]]["torque_constant"]
+    partial = tmp_path / "partial.yaml"
+    partial.write_text(yaml.safe_dump(drives))
+    result = run("compare", ARM, traj, "--effort-is", "current", "--actuators", partial)
+    assert result.exit_code == 2 and result.stderr == (f"rnea: error: {partial}: joint {JOINTS[3]} has no "
+                                                       "torque_constant (--effort-is current needs one for every "
+                                                       "joint)\n"), result.stderr
     result = run("compare", ARM, ARM_CSV)
     assert result.exit_code == 2 and "no measured effort" in result.stderr

@@ -172,13 +172,17 @@ def write_plain(tmp_path, robot):
     ('<xacro:include filename="$(find nowhere_pkg)/x.xacro"/>', r"arm\.xacro:2: xacro: package nowhere_pkg not found"),
     ('<xacro:macro name="m"><xacro:m/></xacro:macro><xacro:m/>', r"arm\.xacro:\d+: macros nested too deep"),
     ('<link name="${1/0}"/>', r"arm\.xacro:2: xacro: ZeroDivisionError: division by zero"),
+    ('<xacro:include filename="arm.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> arm\.xacro$"),
+    ('<xacro:include filename="b.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> b\.xacro -> arm\.xacro$"),
 ])
 def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
     robot = tmp_path / "arm.xacro"
     robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n{body}\n</robot>\n')
+    (tmp_path / "b.xacro").write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="b"/>'
+                                      '<xacro:include filename="arm.xacro"/></robot>')
     result = run("info", robot)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert __import__("re").search(message, result.stderr), result.stderr
+    assert __import__("re").search(message, result.stderr.rstrip("\n")), result.stderr
 
 
 def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):

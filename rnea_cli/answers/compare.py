@@ -68,18 +68,24 @@ class Comparison:
         return out
 
 
-def measured_torque(chunk, coords, drives, effort_is, label):
-    """(N, n) measured joint torque: the effort columns, or currents through the drives."""
-    effort = chunk.data.get("effort")
-    if effort is None:
-        raise RneaError(label, None, "no measured effort: give effort_<joint> columns (or --columns effort=..., "
-                                     "a preset, a bag whose JointState messages carry effort)")
-    if effort_is == "torque":
-        return effort
+def current_factors(coords, drives, actuators_file):
+    """(n,) torque per ampere of each joint's drive (kt · ratio · η), for --effort-is current."""
+    if not actuators_file:
+        raise RneaError("--effort-is current", None, "needs --actuators with a torque_constant for every joint")
     factors = []
     for joint in coords.joints:
         drive = drives.get(joint.name)
         if drive is None or drive.torque_constant is None:
-            raise RneaError("--effort-is current", None, f"joint {joint.name} has no torque_constant in --actuators")
+            raise RneaError(actuators_file, None, f"joint {joint.name} has no torque_constant (--effort-is current "
+                                                  "needs one for every joint)")
         factors.append(drive.torque_constant * drive.gear_ratio * drive.efficiency)
-    return effort * np.array(factors)
+    return np.array(factors)
+
+
+def measured_torque(chunk, factors, label):
+    """(N, n) measured joint torque: the effort columns, times `factors` when they are currents."""
+    effort = chunk.data.get("effort")
+    if effort is None:
+        raise RneaError(label, None, "no measured effort: give effort_<joint> columns (or --columns effort=..., "
+                                     "a preset, a bag whose JointState messages carry effort)")
+    return effort if factors is None else effort * factors

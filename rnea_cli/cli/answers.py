@@ -158,7 +158,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     import numpy as np
 
     from .. import writers
-    from ..answers.compare import Comparison, measured_torque
+    from ..answers.compare import Comparison, current_factors, measured_torque
     from ..columns import Table
     from ..report import comparison_table
 
@@ -167,6 +167,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, effort=True)
     coords, traj = run.coords, run.traj
+    factors = current_factors(coords, run.pipeline.drives, actuators_file) if effort_is == "current" else None
     stats = Comparison(coords.n)
     table = Table()
     if traj.has_time:
@@ -180,7 +181,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
             writer = stack.enter_context(writers.TableWriter(stream, writers.output_format(output, None),
                                                              table.names, table.keys))
         for block in run.blocks():
-            measured = measured_torque(block.chunk, coords, run.pipeline.drives, effort_is, traj.label)
+            measured = measured_torque(block.chunk, factors, traj.label)
             block.residual = measured - block.effort
             if not np.isfinite(block.residual).all():
                 k = int(np.argmin(np.isfinite(block.residual).all(axis=1)))

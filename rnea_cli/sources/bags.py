@@ -229,7 +229,7 @@ def _merge(groups, label, where, coords, want_effort):
     carries = [sum(name in set(g.names) for name in needed) for g in groups]
     if not any(carries):
         raise TrajectoryError(label, where, f"no message names a joint of the robot (it publishes "
-                                            f"{', '.join(shown(n)[1:-1] for n in groups[0].names[:8])})")
+                                            f"{_listed(groups[0].names, 8)})")
     for g in groups:
         _sorted_times(g, notices)
     origin = min(int(g.stamp[0]) for g in groups)  # time 0: the first stamp (seconds of int64 ns stay exact)
@@ -284,12 +284,18 @@ def _merge(groups, label, where, coords, want_effort):
     return arrays, notices
 
 
+def _listed(names, most):
+    """'a, b, c' or 'a, b, c and 4 more': joint names from a bag, printable."""
+    text = ", ".join(shown(n)[1:-1] for n in names[:most])
+    return text + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def _sorted_times(g, notices):
     """The group's messages sorted by stamp (ns; the log time where every stamp is zero), repeated
     stamps dropped."""
     if not g.stamp.any():
-        notices.append(f"header stamps are zero for the publisher of {', '.join(g.names[:3])}: its log times "
-                       "are used")
+        notices.append(f"header stamps are zero for the publisher of {_listed(g.names, 3)}: its log times are "
+                       "used")
         g.stamp = g.log_time
     order = np.argsort(g.stamp, kind="stable")
     if (order != np.arange(len(order))).any():
