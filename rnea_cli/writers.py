@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 
 import numpy as np
 
@@ -188,6 +187,8 @@ def _remove_temps(signum, frame):
 
 def _write_temp(folder, path):
     try:
+        import tempfile  # only where there is no O_TMPFILE
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
         raise RneaError(path, None, f"cannot write: {exc.strerror}") from None

@@ -133,11 +133,22 @@ def start_writing(tmp_path, extra=(), name="out.csv"):
     proc.stdin.write(b"time,q_shoulder,q_elbow\n" + rows.encode())
     proc.stdin.flush()  # more than a block: the first is computed and written, then it waits for more
     fd_dir = f"/proc/{proc.pid}/fd"
-    for _ in range(6000):  # until a file of ours is open and holds rows (at most a minute)
-        for fd in os.listdir(fd_dir) if os.path.isdir(fd_dir) else []:
-            target = os.readlink(os.path.join(fd_dir, fd)) if os.path.exists(os.path.join(fd_dir, fd)) else ""
-            if target.startswith(str(tmp_path)) and os.stat(os.path.join(fd_dir, fd)).st_size > 0:
-                return proc
+    def writing():  # a file in tmp_path open and holding rows (fds open and close meanwhile)
+        try:
+            fds = [os.path.join(fd_dir, fd) for fd in os.listdir(fd_dir)]
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(fd).startswith(str(tmp_path)) and os.stat(fd).st_size > 0:
+                    return True
+            except OSError:
+                continue
+        return False
+
+    for _ in range(6000):  # at most a minute
+        if writing():
+            return proc
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.01)
     pytest.fail("the output was never started")
