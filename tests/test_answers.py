@@ -457,3 +457,25 @@ def test_compare_currents_through_the_drives(tmp_path):
                                                        "joint)\n"), result.stderr
     result = run("compare", ARM, ARM_CSV)
     assert result.exit_code == 2 and "no measured effort" in result.stderr
+
+
+@pytest.mark.parametrize("path", corpus_params(["panda", "pr2", "baxter"]))
+def test_the_split_with_mimic_joints_is_pinocchios_on_its_mimic_model(path, tmp_path):
+    """Followers move with their leaders and each part of the split is reflected to them: the
+    gravity, mass-matrix and nonlinear terms of Pinocchio's mimic model, in the leaders' coordinates."""
+    from rnea_cli.model import Coordinates
+
+    path = need_corpus(path)
+    coords = Coordinates(load(path))
+    assert coords.followers
+    q, qd, qdd = random_motion(np.random.default_rng(5), 10, coords.n)
+    names = coords.joint_names
+    traj = write_csv(tmp_path / "t.csv", {"time": np.arange(10) * 0.01, **joint_columns(names, q, qd, qdd)})
+    out = read_csv(ok("torques", path, traj, "--split", "-q").stdout)
+    pm = pin.buildModelFromUrdf(str(path), mimic=True)
+    assert pm.nv == coords.n
+    g, inertia, coriolis = pin_terms(pm, names, q, qd, qdd)
+    assert_matches(stack(out, "tau_gravity", names), g)
+    assert_matches(stack(out, "tau_inertia", names), inertia)
+    assert_matches(stack(out, "tau_coriolis", names), coriolis)
+    assert_matches(stack(out, "tau", names), pin_full(pm, names, q, qd, qdd)[0])
