@@ -535,8 +535,9 @@ def report(quick, info, engines, e2e, mem, mem_note, start, reach):
               f"- MCAP: peak RSS ours {bag['ours_mb']:.0f} MB, theirs {bag['user_mb']:.0f} MB; CPU s ours "
               f"{bag['ours_cpu']:.2f}, theirs {bag['user_cpu']:.2f}",
               f"- report: {pictures['size'] / 1e6:.2f} MB",
-              f"- two cores give this machine {cores['one'] / cores['two']:.2f}× on work that shares nothing (the "
-              "last row): the ceiling of the `--jobs` and threads ratios above, whose targets (1.6×) assume more", ""]
+              f"- for scale: two pure-Python loops that share nothing ran {cores['one'] / cores['two']:.2f}× as fast "
+              "in two processes as one after the other (the last row, measured in this run; it drifts with the "
+              "host's load); the 1.6× targets of `--jobs` and threads assume two cores nearer 2×", ""]
 
     lines += [f"## 5. Start-up (median of {STARTUP_REPEATS}, after a warm-up run)", ""]
     commands = [("help", "`rnea --help`"), ("torques", "`rnea torques iiwa14.urdf traj_10.csv -o out.csv -q`"),
