@@ -43,7 +43,8 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
     external wrench columns may be present; effort: read measured effort too (optional).
     columns / preset: role templates for tabular files; time_unit: of their time column;
     topic / message: which topic, and which JointTrajectory message, of a bag; workers: processes
-    that may read a large bag."""
+    that may read a large bag (more than 1: as with multiprocessing, a script that asks for them
+    guards its top level with `if __name__ == "__main__":`)."""
     label = "<stdin>" if path == "-" else str(path)
     fmt = format_of(path, fmt)
     layout = Layout(coords, floating, links, effort)
