@@ -139,7 +139,8 @@ def _expand_here(path, mappings, folders):
         where = getattr(exc, "rnea_file", None) or (xacro.filestack[-1] if xacro.filestack else path)
         return "error", ((where, exc.lineno), f"malformed XML: {xml.parsers.expat.errors.messages[exc.code]}")
     except RecursionError:
-        return "error", (_where(sys.exc_info()[2], path, xacro), _too_deep(xacro.filestack or []))
+        file, line = _where(sys.exc_info()[2], path, xacro)
+        return "error", ((os.path.normpath(file), line), _too_deep(xacro.filestack or []))
     except Exception as exc:  # XacroException, and what xacro lets through (RuntimeError, KeyError, ...)
         return "error", (_where(exc.__traceback__, path, xacro), "xacro: " + _message(exc, xacro))
     finally:
@@ -154,6 +155,7 @@ def _too_deep(files):
     files being included, left as it was), else a macro that calls itself."""
     seen = {}
     for k, name in enumerate(files):
+        name = os.path.realpath(name)  # the same file by any path (sub/../sub/a.xacro)
         if name in seen:
             loop = " -> ".join(os.path.basename(f) for f in files[seen[name]:k + 1])
             return f"an include loop: {printable(loop, 300)}"

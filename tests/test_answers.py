@@ -448,6 +448,8 @@ def test_compare_currents_through_the_drives(tmp_path):
     result = run("compare", ARM, traj, "--effort-is", "current")
     assert result.exit_code == 2 and result.stderr == ("rnea: error: --effort-is current: needs --actuators with a "
                                                        "torque_constant for every joint\n"), result.stderr
+    result = run("compare", ARM, tmp_path / "not_yet.mcap", "--effort-is", "current")  # said before any reading
+    assert result.exit_code == 2 and "--effort-is current: needs --actuators" in result.stderr, result.stderr
     del drives[JOINTS[3]]["torque_constant"]
     partial = tmp_path / "partial.yaml"
     partial.write_text(yaml.safe_dump(drives))

@@ -202,43 +202,123 @@ def test_measured_effort_comes_with_the_messages(tmp_path):
     assert os.path.isdir(bag)
 
 
-def two_publisher_bag(path, fmt, bad_at=None):
-    """Joints 1-6 at 500 Hz, joint 7 at 50 Hz, 600 arm messages; message `bad_at` (in log order)
-    replaced by bytes that are not a JointState."""
-    t_arm, t_grip = np.arange(0, 1.2, 0.002), np.arange(0.01, 1.19, 0.02)
-    events = [(T0 + int(round(t * 1e9)), JOINTS[:6], np.sin(t * np.arange(1, 7))) for t in t_arm]
-    events += [(T0 + int(round(t * 1e9)) + 7, JOINTS[6:], [np.cos(t)]) for t in t_grip]
+def parts_bag(path, fmt, bad_at=None):
+    """Publisher A: joints 1-4 with velocity every 4 ms over 1.2 s; publisher B: joints 4-7
+    without velocity every 2 ms over its second half: as many messages, as many joints, so their
+    tie is broken by the earlier first message. Stamps moved out of order (and onto one another)
+    near 0.8 s; A and B logged together at 0.8 s. bad_at: log time (s) of one more message that is not a JointState.
+    Returns (path, the log times)."""
+    events = [(T0 + 4_000_000 * k, JOINTS[:4], True) for k in range(301)]
+    events += [(T0 + 600_000_000 + 2_000_000 * k, JOINTS[3:], False) for k in range(301)]
+    events.sort(key=lambda e: (e[0], e[2]))
     writer = BagWriter(path, fmt)
-    for k, (stamp, names, q) in enumerate(sorted(events, key=lambda e: e[0])):
-        if k == bad_at:
-            key = ("/joint_states", JOINT_STATE)
-            writer.add(*key, stamp, writer.joint_state(stamp, names, q))  # the connection, then a bad one
-            writer.writer.write(writer.connections[key], stamp + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
-            continue
-        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, names, q, velocity=q))
+    key = ("/joint_states", JOINT_STATE)
+    for k, (log, names, velocity) in enumerate(events):
+        stamp = log + (4_000_000 if log == T0 + 796_000_000 else -4_000_000 if log == T0 + 800_000_000 and velocity
+                       else 0)
+        q = np.sin(1e-9 * (stamp - T0) * np.arange(1, len(names) + 1))
+        writer.add(*key, log, writer.joint_state(stamp, names, q, velocity=np.cos(q) if velocity else ()))
+        if bad_at is not None and k == 0:
+            writer.writer.write(writer.connections[key], T0 + int(bad_at * 1e9) + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
     writer.close()
-    return path
+    times = sorted([e[0] for e in events] + ([T0 + int(bad_at * 1e9) + 1] if bad_at is not None else []))
+    return path, times
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, fmt, monkeypatch):
-    """Parts of the log time read by worker processes, put back together: the same arrays, bit for
-    bit, and the same notices as one reader; a bad message in the last part is named by its index
-    among all the topic's messages."""
+    """Parts of the log time read by worker processes and put back together: the same arrays, bit
+    for bit, and the same notices as one reader, with messages of both publishers on a boundary
+    and stamps out of order across it; a bad message in the first or the last part is named by
+    its index among all the topic's messages. A ROS 1 bag (indexed whole by every reader) is read
+    by one."""
     from rnea_cli.sources import bags
     from rnea_cli.trajectory import open_trajectory
 
-    monkeypatch.setattr(bags, "PART", 100)  # 660 messages: three parts
-    bag = two_publisher_bag(bag_path(tmp_path, fmt), fmt)
+    monkeypatch.setattr(bags, "PART", 100)  # 602 messages: three parts
+    calls, parts_of = [], bags._parts
+
+    def on_messages(reader, connections, workers):  # the real parts' bounds, moved onto messages
+        parts = parts_of(reader, connections, workers)
+        calls.append(len(parts))
+        return parts if len(parts) == 1 else [(None, T0 + 400_000_000), (T0 + 400_000_000, T0 + 800_000_000),
+                                              (T0 + 800_000_000, None)]
+
+    monkeypatch.setattr(bags, "_parts", on_messages)
+    bag, _ = parts_bag(bag_path(tmp_path, fmt), fmt)
     alone, parts = (open_trajectory(bag, MODEL, workers=n) for n in (1, 3))
-    assert parts.notices == alone.notices and "1 joints interpolated" in " ".join(alone.notices)
+    assert calls == [1, 1 if fmt == "ros1" else 3]
+    assert parts.notices == alone.notices
+    assert "stamps out of order: sorted" in " ".join(alone.notices) and "interpolated" in " ".join(alone.notices)
     for one, other in zip(alone.chunks, parts.chunks, strict=True):
         assert one.time.tobytes() == other.time.tobytes()
         assert {g: x.tobytes() for g, x in one.data.items()} == {g: x.tobytes() for g, x in other.data.items()}
-    bad = two_publisher_bag(bag_path(tmp_path, fmt, "bad"), fmt, bad_at=620)
-    messages = []
-    for n in (1, 3):
-        with pytest.raises(bags.TrajectoryError) as caught:
-            open_trajectory(bad, MODEL, workers=n)
-        messages.append(str(caught.value))
-    assert messages[0] == messages[1] and "message 621 is not a JointState" in messages[0], messages
+    for k, at in enumerate((0.2, 1.0)):  # in the first part, in the last
+        (tmp_path / str(k)).mkdir()
+        bad, times = parts_bag(bag_path(tmp_path / str(k), fmt), fmt, bad_at=at)
+        index = times.index(T0 + int(at * 1e9) + 1)
+        messages = []
+        for n in (1, 3):
+            with pytest.raises(bags.TrajectoryError) as caught:
+                open_trajectory(bad, MODEL, workers=n)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1] and f"message {index} is not a JointState" in messages[0], messages
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
+def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
+    """As the CLI runs (polars not imported yet: the workers are forked), parts give the bytes of
+    one reader."""
+    import subprocess
+    import sys
+
+    bag, _ = parts_bag(bag_path(tmp_path, "mcap"), "mcap")
+    code = ("import sys, rnea_cli.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go = w.parallel\n"
+            "def spy(*a, **k):\n    print('forked' if 'polars' not in sys.modules else 'spawned', file=sys.stderr)\n"
+            "    return go(*a, **k)\n"
+            "b.parallel = spy\nfrom rnea_cli.cli import run; run()")
+    outputs = []
+    for threads in ("2", "1"):
+        out = tmp_path / f"tau{threads}.csv"
+        result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o", str(out)],
+                                env=dict(os.environ, RNEA_THREADS=threads), capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert ("forked" in result.stderr) == (threads == "2"), result.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 152
+
+
+@pytest.mark.parametrize("fmt", ["ros1", "mcap"])
+def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch):
+    """NaN in one message, infinity in one of the other publisher's: each named by the message's
+    index among all the topic's messages, read by one reader or in parts."""
+    from rnea_cli.sources import bags
+    from rnea_cli.trajectory import open_trajectory
+
+    monkeypatch.setattr(bags, "PART", 100)
+    for k, (field, bad) in enumerate([("position", np.nan), ("velocity", np.inf)]):
+        path = bag_path(tmp_path / str(k), fmt)
+        path.parent.mkdir(exist_ok=True)
+        writer = BagWriter(path, fmt)
+        count = 0
+        for i, t in enumerate(TIME):  # the arm's 6 joints, and the gripper's every 10th sample
+            stamp = T0 + int(round(t * 1e9))
+            q = Q[i].copy()
+            qd = QD[i].copy()
+            if i == 300 and field == "position":
+                q[2], expected = bad, count
+            writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS[:6], q[:6], qd[:6]))
+            count += 1
+            if i % 10 == 5:
+                if i == 205 and field == "velocity":
+                    qd[6], expected = bad, count
+                writer.add("/joint_states", JOINT_STATE, stamp + 1, writer.joint_state(stamp + 1, JOINTS[6:], q[6:],
+                                                                                       qd[6:]))
+                count += 1
+        writer.close()
+        joint = JOINTS[2] if field == "position" else JOINTS[6]
+        for workers in (1, 3):
+            with pytest.raises(bags.TrajectoryError) as caught:
+                open_trajectory(path, MODEL, workers=workers)
+            assert str(caught.value).endswith(f"topic /joint_states, message {expected}: the {field} of '{joint}' is "
+                                              f"not finite: {bad!r}"), str(caught.value)

@@ -97,11 +97,12 @@ def test_a_bad_file_among_many_is_in_every_ci_format(tmp_path, inputs):
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc to see the workers")
-@pytest.mark.parametrize("how", ["SIGTERM to the parent", "Ctrl-C"])
+@pytest.mark.parametrize("how", ["SIGTERM to the parent", "Ctrl-C", "a worker killed"])
 def test_workers_end_with_their_parent_and_write_nothing(tmp_path, how):
-    """SIGTERM to the parent of a --jobs run alone (not its process group), or Ctrl-C (SIGINT to
-    the whole group, as a terminal sends it): its workers, blocked on inputs that never end (FIFOs
-    held open here), end too; no output appears; after Ctrl-C one line, exit 130."""
+    """SIGTERM to the parent of a --jobs run alone (not its process group), Ctrl-C (SIGINT to the
+    whole group, as a terminal sends it), or a worker killed (as by the kernel out of memory): the
+    workers, blocked on inputs that never end (FIFOs held open here), end too; no output appears;
+    after Ctrl-C one line, exit 130; after a worker's death one line naming it, exit 2."""
     import signal
     import subprocess
     import sys
@@ -138,6 +139,11 @@ def test_workers_end_with_their_parent_and_write_nothing(tmp_path, how):
             os.killpg(proc.pid, signal.SIGINT)
             assert proc.wait(60) == 130
             assert proc.stderr.read().decode() == "rnea: interrupted\n"
+        elif how == "a worker killed":
+            os.kill(int(workers[0]), signal.SIGKILL)
+            assert proc.wait(60) == 2
+            assert proc.stderr.read().decode() == (f"rnea: error: worker process {workers[0]}: ended by SIGKILL before "
+                                                   "its job was done (out of memory?)\n")
         else:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(60) == -15

@@ -174,13 +174,15 @@ def write_plain(tmp_path, robot):
     ('<link name="${1/0}"/>', r"arm\.xacro:2: xacro: ZeroDivisionError: division by zero"),
     ('<xacro:include filename="arm.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> arm\.xacro$"),
     ('<xacro:include filename="b.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> b\.xacro -> arm\.xacro$"),
+    ('<xacro:include filename="../sub/arm.xacro"/>', r"\w/sub/arm\.xacro:2: an include loop: arm\.xacro -> arm\.xacro$"),
 ])
 def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
-    robot = tmp_path / "arm.xacro"
+    (tmp_path / "sub").mkdir()
+    robot = tmp_path / "sub" / "arm.xacro"  # a relative include loop (sub/../sub/arm.xacro) is one too
     robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n{body}\n</robot>\n')
-    (tmp_path / "b.xacro").write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="b"/>'
+    (tmp_path / "sub" / "b.xacro").write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="b"/>'
                                       '<xacro:include filename="arm.xacro"/></robot>')
-    result = run("info", robot)
+    result = run("info", os.path.relpath(robot))
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
     assert __import__("re").search(message, result.stderr.rstrip("\n")), result.stderr
 

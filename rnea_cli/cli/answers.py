@@ -165,9 +165,15 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     if max_rms is not None and not 0 <= max_rms < float("inf"):
         raise click.BadParameter(f"{max_rms!r} is not a finite number of at least 0", param_hint="--max-rms")
     console = make_console(quiet=quiet)
-    run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, effort=True)
+    factors = {}
+
+    def currents(coords, drives):  # checked before a bag is read
+        factors["current"] = current_factors(coords, drives, actuators_file)
+
+    run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, effort=True,
+                   before_reading=currents if effort_is == "current" else None)
     coords, traj = run.coords, run.traj
-    factors = current_factors(coords, run.pipeline.drives, actuators_file) if effort_is == "current" else None
+    factors = factors.get("current")
     stats = Comparison(coords.n)
     table = Table()
     if traj.has_time:

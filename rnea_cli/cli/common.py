@@ -207,8 +207,10 @@ class Run:
 
 
 def open_run(options, console, *, friction=False, actuators=None, wrenches=False, fixed=False, split=False,
-             effort=False, static=False, quiet=False):
-    """Load the robot, open the trajectory and make the pipeline, saying what the user should know."""
+             effort=False, static=False, quiet=False, before_reading=None):
+    """Load the robot, open the trajectory and make the pipeline, saying what the user should know.
+    before_reading(coords, drives): checks of the options made before a trajectory is opened (a
+    bag is read whole when it is opened)."""
     from ..actuators import load_drives
     from ..model import Coordinates
     from ..pipeline import FixedJoints, Pipeline
@@ -226,6 +228,8 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     if model.n == 0 and not floating and not (kept and kept.model.n):
         raise RneaError(options["robot"], None, "the robot has no movable joint (--floating-base for a free body)")
     drives = load_drives(actuators, coords) if actuators else {}
+    if before_reading is not None:
+        before_reading(coords, drives)
     traj = open_trajectory(options["trajectory"], coords, fmt=options["input_format"], degrees=options["degrees"],
                            dt=options["dt"], floating=floating, links=[link.name for link in model.links],
                            effort=effort, columns=options["columns"], preset=options["preset"],

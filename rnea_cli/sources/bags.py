@@ -123,14 +123,19 @@ def _topic(reader, label, topic):
 
 def _joint_states(reader, path, connections, label, where, coords, want_effort, workers):
     """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices. A large topic is
-    read in parts of its log time, one worker process each, and put back together in order."""
+    read in parts of its log time, one worker process each, and put back together in order: the
+    same messages in the same order as one reader gives, so the same arrays."""
     ros1 = not reader.is2
     parts = _parts(reader, connections, workers)
-    if len(parts) == 1:
-        outcomes = [_read(reader, connections, ros1, None, None)]
-    else:
-        outcomes = parallel(_read_part, [(path, label, connections[0].topic, ros1, a, b) for a, b in parts[1:]],
-                            len(parts), here=lambda: _read(reader, connections, ros1, *parts[0]))
+    if len(parts) > 1:
+        share = MAX_VALUES // len(parts)  # the parts together hold no more than one reader may
+        outcomes = parallel(_read_part, [(path, label, connections[0].topic, ros1, a, b, share)
+                                         for a, b in parts[1:]], len(parts),
+                            here=lambda: _read(reader, connections, ros1, *parts[0], share))
+        if any(unusable == (None, TOO_MANY, "") for _, _, unusable in outcomes):
+            outcomes = None  # a part over its share: one reader says whether the whole is too large
+    if len(parts) == 1 or outcomes is None:
+        outcomes = [_read(reader, connections, ros1, None, None, MAX_VALUES)]
     decoded, offset = [], 0
     for batches, count, unusable in outcomes:
         if unusable is not None:
@@ -140,39 +145,57 @@ def _joint_states(reader, path, connections, label, where, coords, want_effort, 
             d.index += offset
         decoded += batches
         offset += count
-        _check_size(decoded, label, where)
     if not decoded:
         raise TrajectoryError(label, where, "no messages")
     return _merge(_by_names(decoded), label, where, coords, want_effort)
 
 
 def _parts(reader, connections, workers):
-    """[(start, stop)] log times (ns) of the parts read apart: [start, stop), None for open."""
+    """[(start, stop)] log times (ns) of the parts read apart: [start, stop), None for open. One
+    part unless the topic is large and the bag splittable: a single ROS 2 storage file (sqlite3,
+    or MCAP with its chunk index), which each worker opens in a moment. (A ROS 1 bag is indexed
+    whole by every reader that opens it; a folder of several files is read file after file; a
+    file compressed whole is decompressed by every reader; an MCAP without its index is read
+    from its start.)"""
     count = sum(c.msgcount for c in connections)
     n = max(1, min(workers, count // PART))
     start, end = reader.start_time, reader.end_time
-    if n == 1 or end - start < n:
+    if n == 1 or end - start < n or not _splittable(reader):
         return [(None, None)]
     bounds = [None] + [start + (end - start) * k // n for k in range(1, n)] + [None]
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _read_part(path, label, topic, ros1, start, stop):
+def _splittable(reader):
+    try:
+        if not reader.is2 or len(reader.readers) != 1:
+            return False
+        storage = reader.readers[0].storage
+        files = getattr(storage, "storages", [storage])  # a folder's storage files
+        metadata = getattr(storage, "metadata", None)
+        if len(files) != 1 or getattr(metadata, "compression_mode", "") == "file":
+            return False
+        return not hasattr(files[0], "chunks") or bool(files[0].chunks)
+    except AttributeError:  # another rosbags than the one this was written for: read it whole
+        return False
+
+
+def _read_part(path, label, topic, ros1, start, stop, most):
     """_read in a worker process, on a reader of its own."""
     try:
         reader = _open_reader(path, label)
     except TrajectoryError as exc:
         return [], 0, (None, exc.message, "")
     try:
-        return _read(reader, [c for c in reader.connections if c.topic == topic], ros1, start, stop)
+        return _read(reader, [c for c in reader.connections if c.topic == topic], ros1, start, stop, most)
     finally:
         reader.close()
 
 
-def _read(reader, connections, ros1, start, stop):
+def _read(reader, connections, ros1, start, stop, most):
     """([Decoded], messages read, None) of the messages logged in [start, stop); or, at the first
     that cannot be used, ([], 0, (its index in this part, the message's text before and after
-    the index))."""
+    the index)); or, past `most` joint values, ([], 0, (None, TOO_MANY, ''))."""
     decoded, raws, times, count = [], [], [], 0
     try:
         for _, log_time, raw in reader.messages(connections=connections, start=start, stop=stop):
@@ -182,7 +205,7 @@ def _read(reader, connections, ros1, start, stop):
                 decoded += jointstate.decode(raws, times, ros1)
                 count += len(raws)
                 raws, times = [], []
-                if _values(decoded) > MAX_VALUES:
+                if _values(decoded) > most:
                     return [], 0, (None, TOO_MANY, "")
         decoded += jointstate.decode(raws, times, ros1)
     except jointstate.NotJointState as exc:
@@ -190,6 +213,8 @@ def _read(reader, connections, ros1, start, stop):
         return [], 0, (count + k, "message ", f" is not a JointState: {why}")
     except Exception as exc:  # rosbags raises many kinds, each a plain message
         return [], 0, (count + len(raws), "cannot read message ", f": {_why(exc)}")
+    if _values(decoded) > most:
+        return [], 0, (None, TOO_MANY, "")
     return decoded, count + len(raws), None
 
 
@@ -197,15 +222,11 @@ def _values(decoded):
     return sum(d.position.size * 3 for d in decoded)
 
 
-def _check_size(decoded, label, where):
-    if _values(decoded) > MAX_VALUES:
-        raise TrajectoryError(label, where, TOO_MANY)
-
-
 def _by_names(decoded):
-    """The decoded batches merged per set of names, in reading order."""
+    """The decoded batches merged per set of names, the sets in the order of their first message
+    (whatever the batches: ties between publishers go the same way however the bag was read)."""
     groups = {}
-    for d in decoded:
+    for d in sorted(decoded, key=lambda d: int(d.index[0])):
         groups.setdefault(frozenset(d.names), []).append(d)
     out = []
     for batches in groups.values():
@@ -266,15 +287,18 @@ def _merge(groups, label, where, coords, want_effort):
                 columns = None
                 break
             x = values[:, g.names.index(name)]
+            used = keep if g is base else slice(None)
+            if not np.isfinite(x[used]).all():
+                k = int(np.flatnonzero(~np.isfinite(x[used]))[0])
+                raise TrajectoryError(label, f"{where}, message {int(g.index[used][k])}",
+                                      f"the {group_key} of {shown(name)} is not finite: {float(x[used][k])!r}")
             columns.append(x[keep] if g is base else np.interp(t, g.time, x))
         if columns is not None:
             arrays[key] = np.column_stack(columns) if columns else np.empty((len(t), 0))
-    for key in ("q", "qd", "effort"):
-        if key in arrays and not np.isfinite(arrays[key]).all():
-            k, j = (int(a[0]) for a in np.nonzero(~np.isfinite(arrays[key])))
-            field = {"q": "position", "qd": "velocity", "effort": "effort"}[key]
-            raise TrajectoryError(label, f"{where}, message {k}", f"the {field} of {shown(needed[j])} is not finite: "
-                                                                  f"{float(arrays[key][k, j])!r}")
+            if not np.isfinite(arrays[key]).all():  # finite samples whose interpolation overflows
+                k, j = (int(a[0]) for a in np.nonzero(~np.isfinite(arrays[key])))
+                raise TrajectoryError(label, f"{where}, stamp {k}", f"the {group_key} of {shown(needed[j])} "
+                                                                    "interpolated between two messages overflows")
     others = len({id(g) for g in source.values()}) - 1
     if others:
         notices.append(f"{sum(source[n] is not base for n in needed)} joints interpolated onto the stamps of "
