@@ -36,6 +36,7 @@ class Drive:
     thermal_window: float | None = None  # s
     max_speed: float | None = None  # at the motor, rad/s
     envelope: tuple | None = None  # ((speed, peak torque), ...) at the motor, speeds increasing
+    source: str | None = None  # the file it comes from, for messages
 
     @property
     def armature(self):
@@ -71,8 +72,9 @@ def load_drives(path, coords):
                 raise RneaError(path, where, f"must be at least 0, got {value!r}")
             elif abs(value) > HUGE:
                 raise RneaError(path, where, f"{value!r} is too large: the torques it takes part in would overflow")
-        drive = Drive(**entry)
+        drive = Drive(**entry, source=str(path))
         for what, value in (("1 / (gear_ratio efficiency)", 1.0 / (drive.gear_ratio * drive.efficiency)),
+                            ("1 / torque_constant", 1.0 / (drive.torque_constant or 1.0)),
                             ("gear_ratio^2 rotor_inertia", drive.armature), ("gear_ratio", drive.gear_ratio)):
             if not abs(value) <= HUGE:
                 raise RneaError(path, joint, f"{what} is {value:.3g}: the torques it takes part in would overflow")

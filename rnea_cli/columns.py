@@ -54,15 +54,14 @@ def torque_table(coords, traj, pipeline, power=False):
     if pipeline.drives:
         groups += [("tau_armature", lambda b: b.armature), ("tau_motor", lambda b: b.motor)]
     if power:
-        groups.append(("power", lambda b: b.effort * b.chunk.qd))
+        groups.append(("power", lambda b: b.power))
     for prefix, get in groups:
         table.add([f"{prefix}_{j}" for j in joints], [(prefix, j) for j in joints], get)
     with_kt = [k for k, j in enumerate(coords.joints)
                if pipeline.drives.get(j.name) is not None and pipeline.drives[j.name].torque_constant]
     if with_kt:  # motor current where the drive gives its torque constant
-        kt = np.array([pipeline.drives[coords.joints[k].name].torque_constant for k in with_kt])
         table.add([f"current_{joints[k]}" for k in with_kt], [("current", joints[k]) for k in with_kt],
-                  lambda b: b.motor[:, with_kt] / kt)
+                  lambda b: b.current[:, with_kt])
     return table
 
 

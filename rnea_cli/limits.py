@@ -9,7 +9,7 @@ thermal_window, <= margin * continuous_torque), `motor_speed` (|ratio qd| <= mar
 and `envelope` (|motor torque| <= margin * the envelope's torque at that speed).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class JointLimits:
     lower: float | None = None
     upper: float | None = None
     rms_effort: float | None = None
+    origin: dict = field(default_factory=dict)  # key -> the file that gave it (the URDF, --limits)
 
 
 def joint_limits(model, overrides=None, source=None):
@@ -40,7 +41,7 @@ def joint_limits(model, overrides=None, source=None):
     limits, notes = [], []
     for joint in model.joints:
         u = joint.limits
-        lim = JointLimits(u.effort, u.velocity, u.lower, u.upper)
+        lim = JointLimits(u.effort, u.velocity, u.lower, u.upper, origin=dict.fromkeys(KEYS, model.source))
         for key in ("effort", "velocity"):
             if getattr(lim, key) == 0:
                 setattr(lim, key, None)
@@ -53,6 +54,7 @@ def joint_limits(model, overrides=None, source=None):
             lim.lower = lim.upper = None
         for key, value in (overrides or {}).get(joint.name, {}).items():
             setattr(lim, key, value)
+            lim.origin[key] = source
         if lim.lower is not None and lim.upper is not None and lim.lower >= lim.upper:
             raise RneaError(source, joint.name, f"lower {lim.lower:g} is not below upper {lim.upper:g} "
                                                 "(with the URDF's limits)")
@@ -94,6 +96,7 @@ class Check:
     first_at: float | None = None  # its time, or its sample index without time (for plots)
     allowed_at_worst: float | None = None  # envelope: the torque the envelope allows at the worst sample
     window: float | None = None  # motor_rms: the thermal window (s), None for the whole run
+    origin: str | None = None  # the file of the limit, for messages
 
     @property
     def ok(self):
@@ -159,7 +162,8 @@ class LimitCheck:
                         self.unchecked.append((joint.name, quantity))
                     continue
                 check = Check(joint.name, quantity, limit, margin if quantity != "position" else 1.0,
-                              terms=self.effort_terms if on_torque else ())
+                              terms=self.effort_terms if on_torque else (),
+                              origin=lim.origin.get("lower" if quantity == "position" else quantity))
                 _finite_allowed(check)
                 self.checks.append(check)
                 self.plan.append((check, columns[joint.name] if on_torque else i, quantity))
@@ -170,7 +174,7 @@ class LimitCheck:
                 if limit is None:
                     continue
                 check = Check(joint.name, quantity, limit, margin,
-                              window=drive.thermal_window if quantity == "motor_rms" else None)
+                              window=drive.thermal_window if quantity == "motor_rms" else None, origin=drive.source)
                 _finite_allowed(check)
                 self.checks.append(check)
                 self.plan.append((check, k, quantity))
@@ -296,10 +300,11 @@ def _finite_allowed(check):
 def _measurable(check, use, value):
     """A finite value's utilisation is finite: a limit too small to measure it against (1e-320) is
     an error naming the limit, not an infinite percentage in a report."""
-    if np.isfinite(value) and not np.isfinite(use):
+    if np.isfinite(value) and not abs(use) <= 1e306:  # (x 100 as a percentage: finite too)
         limit = (f"the limit [{check.limit[0]:g}, {check.limit[1]:g}]" if check.quantity == "position"
                  else "the torque-speed envelope" if check.quantity == "envelope" else f"the limit {check.limit:g}")
         if check.margin != 1 and check.quantity != "position":
             limit += f" x --margin {check.margin:g}"
-        raise RneaError(f"{check.joint} {check.quantity}", None, f"{limit} is too small to measure {value:.6g} "
-                                                                  "against (their ratio overflows)")
+        what = f"{check.joint} {check.quantity}"
+        raise RneaError(check.origin or what, what if check.origin else None,
+                        f"{limit} is too small to measure {value:.6g} against (their ratio is beyond 1e306)")

@@ -32,6 +32,8 @@ class Block:
     friction: np.ndarray | None = None
     armature: np.ndarray | None = None
     motor: np.ndarray | None = None  # at the motor shaft (drives only)
+    power: np.ndarray | None = None  # effort x qd (drives only)
+    current: np.ndarray | None = None  # motor / torque_constant (drives only; 0 where none is given)
     joint_wrenches: np.ndarray | None = None  # (N, n, 6), the model's movable joints (then any fixed ones)
     split: dict = field(default_factory=dict)  # SPLIT part -> tau of that part (with split=True)
     base_split: dict = field(default_factory=dict)  # the same for the base wrench
@@ -108,7 +110,9 @@ class Pipeline:
                                                             "--actuators viscous and coulomb)"),
                                 ("armature", block.armature, "--actuators gear_ratio² rotor_inertia"),
                                 ("motor torque", block.motor, "--actuators gear_ratio and efficiency"),
-                                ("effort", block.effort, "the sum of its terms")):
+                                ("effort", block.effort, "the sum of its terms"),
+                                ("power", block.power, "its effort"),
+                                ("current", block.current, "--actuators torque_constant")):
             if x is not None and not np.isfinite(x).all():
                 bad = ~np.isfinite(x)
                 k, j = (int(a[0]) for a in np.nonzero(bad))
@@ -130,6 +134,8 @@ class Pipeline:
             block.armature = actuators.armature(coords.joints, chunk.qdd, self.drives)
             effort = effort + block.armature
             block.motor = actuators.motor(coords.joints, effort, chunk.qd, self.drives)
+            block.power = effort * chunk.qd
+            block.current = actuators.current(coords.joints, block.motor, self.drives)
         return effort
 
     def _cause(self, chunk, motion):

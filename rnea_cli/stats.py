@@ -103,7 +103,7 @@ class Energy:
     def update(self, block):
         """block: a pipeline Block (its effort, and its chunk's time and qd)."""
         chunk = block.chunk
-        P = block.effort * chunk.qd
+        P = block.power if block.power is not None else block.effort * chunk.qd
         self.peaks.update(chunk.start, chunk.time, P)
         if chunk.time is None:
             return

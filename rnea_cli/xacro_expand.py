@@ -16,7 +16,7 @@ import sys
 
 from .errors import URDFError, printable, shown
 
-TIMEOUT = float(os.environ.get("RNEA_XACRO_TIMEOUT", 20))  # seconds of CPU and of wall time
+TIMEOUT = None  # seconds of CPU (and one more of wall time): RNEA_XACRO_TIMEOUT, else 20
 MEMORY = 2 << 30
 MAX_OUTPUT = 1 << 26
 _LINE = "rnea.line"
@@ -52,7 +52,21 @@ def _result(path, outcome):
     raise URDFError(where[0] if where[0] else path, where[1], message)
 
 
+def _timeout():
+    if TIMEOUT is not None:
+        return TIMEOUT
+    text = os.environ.get("RNEA_XACRO_TIMEOUT", "20")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 < seconds <= 86400:  # (NaN too)
+        raise URDFError("RNEA_XACRO_TIMEOUT", None, f"expected seconds, above 0 and at most 86400: {shown(text)}")
+    return seconds
+
+
 def _in_child(path, mappings, folders):
+    timeout = _timeout()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: limits, expand, send the outcome, end without cleanup
@@ -62,7 +76,7 @@ def _in_child(path, mappings, folders):
 
             limit = _address_space() + MEMORY  # what the parent had mapped already, and MEMORY more
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            cpu = max(int(TIMEOUT), 1)
+            cpu = max(int(timeout), 1)
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             outcome = _expand_here(path, mappings, folders)
         except BaseException as exc:  # MemoryError and the like, outside xacro
@@ -72,7 +86,7 @@ def _in_child(path, mappings, folders):
             out.write(struct.pack("<Q", len(data)) + data)
         os._exit(0)
     os.close(write)
-    return _from_child(pid, read, path)
+    return _from_child(pid, read, path, timeout)
 
 
 def _address_space():
@@ -84,11 +98,11 @@ def _address_space():
         return 0
 
 
-def _from_child(pid, read, path):
+def _from_child(pid, read, path, timeout):
     import select
     import time
 
-    deadline, chunks = time.monotonic() + TIMEOUT + 5, []
+    deadline, chunks = time.monotonic() + timeout + 1, []
     with os.fdopen(read, "rb", buffering=0) as stream:
         while True:
             left = deadline - time.monotonic()
@@ -96,7 +110,7 @@ def _from_child(pid, read, path):
             if not ready:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return "error", ((path, None), f"xacro took longer than {TIMEOUT:g} s (a runaway macro?)")
+                return "error", ((path, None), f"xacro took longer than {timeout + 1:g} s (a runaway macro?)")
             part = stream.read(1 << 20)
             if not part:
                 break
@@ -104,7 +118,7 @@ def _from_child(pid, read, path):
     _, status = os.waitpid(pid, 0)
     data = b"".join(chunks)
     if len(data) < 8 or len(data) != 8 + struct.unpack("<Q", data[:8])[0]:
-        why = {signal.SIGXCPU: f"took more than {TIMEOUT:g} s of CPU (a runaway macro?)",
+        why = {signal.SIGXCPU: f"took more than {timeout:g} s of CPU (a runaway macro?)",
                signal.SIGKILL: "was killed"}.get(os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                                                  f"needed more than {MEMORY >> 30} GiB of memory, or crashed")
         return "error", ((path, None), f"xacro {why}")

@@ -221,3 +221,17 @@ def test_sparklines_keep_every_peak():
     line = sparks.line(0)
     assert len(line) == 10 and line.count("!") == 1 and abs(line.index("!") - 7.777) <= 1  # its stretch
     assert sparks.line(1) == ""
+
+
+def test_a_robot_at_rest_reports_no_nan(tmp_path):
+    """At rest, a joint about the vertical carries no torque: its caption has no time of a peak
+    (never 't = nan s'), and nothing in the report is NaN or infinite."""
+    model_joints = [f"arm7_joint{k}" for k in range(1, 8)]
+    still = tmp_path / "still.csv"
+    pl.DataFrame({"time": np.arange(20) * 0.01, **{f"{p}_{j}": np.zeros(20) for j in model_joints
+                                                   for p in ("q", "qd", "qdd")}}).write_csv(still)
+    result = run("report", ARM, still, "-o", tmp_path / "r.html", "-q")
+    assert result.exit_code == 0, result.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "peak |effort| 0 N·m;" in html or "peak |effort| 0 N·m<" in html or "peak |effort| 0 N·m\"" in html
+    assert not re.search(r"\bnan\b|\binf\b|NaN|Infinity", html), re.search(r".{60}(nan|inf|NaN).{20}", html)

@@ -56,6 +56,16 @@ def test_overflow_is_an_error_naming_its_cause_never_infinity(tmp_path):
     traj.write_text("q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n0,0,0,0,1e250,1e250\n")
     one_line_error(run("torques", heavy, traj, "-o", tmp_path / "o.csv"), "the robot's masses and inertias (up to")
     assert not (tmp_path / "o.csv").exists()
+    drives.write_text("shoulder: {torque_constant: 1e-320}\n")  # a current of motor / 1e-320
+    one_line_error(run("torques", PLANAR, PLANAR_CSV, "--actuators", drives, "-o", tmp_path / "o.csv"),
+                   f"{drives}: shoulder: 1 / torque_constant is inf")
+    drives.write_text("shoulder: {torque_constant: 1e-150}\n")
+    for qd, what in (("1e110", "power of joint shoulder overflows (not finite): its effort"),  # tau 1e220 x qd
+                     ("1e80", "current of joint shoulder overflows (not finite): --actuators torque_constant")):
+        traj.write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n"
+                        f"0,0,1,{qd},{qd},0,0\n0.1,0,1,{qd},{qd},0,0\n")  # tau 1e160 / kt 1e-150
+        one_line_error(run("torques", PLANAR, traj, "--actuators", drives, "-o", tmp_path / "o.csv"), "line 2: " + what)
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_numbers_too_large_in_the_urdf_are_refused_where_they_stand(tmp_path):
@@ -232,15 +242,22 @@ def test_usage_errors_are_one_line_too():
                                          ("actuators", "arm7_joint2: {gear_ratio: 100, envelope: [[0, 1e-320], "
                                                        "[1, 1e-320]]}")])
 def test_a_limit_too_small_to_measure_against_is_one_line(tmp_path, command, entry, what):
-    """value / limit would overflow: an error naming the joint and limit, never Infinity in JSON."""
+    """value / limit would overflow (or its percentage would): an error naming the file, joint and
+    limit, never Infinity in JSON or 'inf %' in a report."""
     path = tmp_path / "f.yaml"
-    path.write_text(what + "\n")
     extra = ["--link", "arm7_link7"] if command == "payload" else []
-    result = run(command, ARM, ARM_CSV, f"--{entry}", path, "--format", "json", *extra)
-    if result.exit_code == 2:
-        one_line_error(result, "arm7_joint2")
-    else:  # scale and payload may answer exactly (a factor of 0 speed, no payload): finite numbers
-        assert result.exit_code in (0, 1) and "Infinity" not in result.stdout and "NaN" not in result.stdout
+    for tiny in ("1e-320", "1e-306"):
+        path.write_text(what.replace("1e-320", tiny) + "\n")
+        for fmt in ("json", "text") if command == "scale" else ("json", "text", "markdown"):
+            if command == "payload" and fmt == "markdown":
+                continue
+            result = run(command, ARM, ARM_CSV, f"--{entry}", path, "--format", fmt, *extra)
+            if result.exit_code == 2:
+                one_line_error(result, f"{path}: arm7_joint2 ")
+            else:  # scale and payload may answer exactly (a factor of 0 speed, no payload): finite numbers
+                assert result.exit_code in (0, 1), result.stderr
+                text = (result.stdout + result.stderr).lower()
+                assert "infinity" not in text and "nan" not in text and "inf " not in text, text
 
 
 def test_statistics_of_huge_finite_values_stay_finite(tmp_path):

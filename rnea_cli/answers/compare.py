@@ -63,7 +63,7 @@ class Comparison:
             if bad or not np.isfinite([var_model, var_measured, self.cross[j]]).all():
                 raise RneaError(label, None, f"joint {name}: the efforts are too large, or too alike, for their "
                                              f"{', '.join(bad) or 'correlation and fit'} (values up to "
-                                             f"{max(abs(self.mean[:, j]).max(), self.residual.peak[j]):.3g})")
+                                             f"{float(np.abs([self.low[:, j], self.high[:, j]]).max()):.3g})")
             out.append(row)
         return out
 

@@ -268,7 +268,7 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
 def engine_threads():
     """Threads for the engine: the usable cores (RNEA_THREADS to choose)."""
     chosen = os.environ.get("RNEA_THREADS")
-    if chosen and chosen.isdigit() and int(chosen) > 0:
+    if chosen and chosen.isascii() and chosen.isdigit() and int(chosen) > 0:
         return int(chosen)
     from ..workers import usable_cores
 

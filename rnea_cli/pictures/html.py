@@ -85,7 +85,8 @@ def _page(run, check, recorder, strict, facts, tree_text, jobs):
         caption = f"{_e(joint.name)}: effort, velocity and position"
         if k is not None:
             when = f"t = {peaks.time[k]:.6g} s" if recorder.time_known else f"sample {int(peaks.sample[k])}"
-            caption += f"; peak |effort| {peaks.peak[k]:.6g} {units[0]} at {when}"
+            caption += f"; peak |effort| {peaks.peak[k]:.6g} {units[0]}" + (
+                f" at {when}" if peaks.peak[k] > 0 else "")  # (a joint that never pulls has no peak's time)
         parts.append(_job(jobs, "joint_figure", args, f"rnea{next(salt)}", caption,
                           {"joint": joint.name, "peak": float(peaks.peak[k]) if k is not None else None}))
     drives = run.pipeline.drives
