@@ -31,6 +31,7 @@ def open_table(path, label, fmt, layout, names):
     wanted = [columns[key] for g in chosen for key in layout.groups[g]] + ([time_col] if time_col else [])
     for name in dict.fromkeys(wanted):
         kind = reader.schema.field(name).type
+        kind = kind.value_type if pa.types.is_dictionary(kind) else kind  # dictionary-encoded numbers are numbers
         if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind)):
             raise TrajectoryError(label, f"column {shown(name)}", f"holds {kind}, not numbers")
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, unit="row",
@@ -122,6 +123,8 @@ def _chunks(reader, label, groups, time_col, time_scale):
         values = {}
         for name in wanted:
             column = batch.column(name)
+            if pa.types.is_dictionary(column.type):
+                column = column.dictionary_decode()
             if column.null_count:
                 k = int(pc.index(pc.is_null(column), True).as_py())
                 raise TrajectoryError(label, f"row {start + k}, column {shown(name)}", "missing (null)")
