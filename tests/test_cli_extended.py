@@ -249,7 +249,7 @@ def test_unknown_wrench_link_is_an_extra_column(tmp_path):
     q = np.zeros((3, 2))
     cols = {**joint_columns(model.joint_names, q, q, q), "fext_nolink_fx": np.zeros(3)}
     result = run("torques", ROBOTS / "planar2.urdf", write_csv(tmp_path / "x.csv", cols))
-    assert result.exit_code == 0 and "ignored 1 column not of this robot: fext_nolink_fx" in result.stderr
+    assert result.exit_code == 0 and "ignored 1 column not read (not of this robot, or not for this command): fext_nolink_fx" in result.stderr
     cols = {**joint_columns(model.joint_names, q, q, q), "fext_forearm_fx": np.zeros(3)}
     result = run("torques", ROBOTS / "planar2.urdf", write_csv(tmp_path / "y.csv", cols))
     assert result.exit_code == 2 and "missing columns fext_forearm_tx, fext_forearm_ty, fext_forearm_tz, fext_forearm_fy" in result.stderr

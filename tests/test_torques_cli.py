@@ -158,7 +158,7 @@ def test_extra_columns_are_ignored_with_one_notice(tmp_path):
     rows = [text[0] + ",comment,force_x"] + [line + ",ok,1.5" for line in text[1:]]
     (tmp_path / "x.csv").write_text("\n".join(rows) + "\n")
     result = run("torques", PLANAR, str(tmp_path / "x.csv"))
-    assert result.stderr.count("note: ignored 2 columns not of this robot: comment, force_x") == 1
+    assert result.stderr.count("note: ignored 2 columns not read (not of this robot, or not for this command): comment, force_x") == 1
     assert result.stdout == run("torques", PLANAR, PLANAR_CSV, "-q").stdout
 
 

@@ -44,7 +44,7 @@ def open_csv(stream, label, layout, names):
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, line=lambda k: k + 2, unit="row",
                       wrenched=wrenched_links(chosen), stream=stream)
     if extras:
-        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
+        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not read (not of this robot, or not for this command): "
                             + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
     reader = _BlockParser(label, header, sep, groups, time_col, names.scale)

@@ -37,7 +37,7 @@ def open_table(path, label, fmt, layout, names):
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, unit="row",
                       wrenched=wrenched_links(chosen))
     if extras:
-        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not of this robot: "
+        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not read (not of this robot, or not for this command): "
                             + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
     traj.chunks = _chunks(reader, label, groups, time_col, names.scale)
