@@ -19,9 +19,10 @@ def usable_cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def parallel(function, work, jobs, here=None):
+def parallel(function, work, jobs, here=None, fork=False):
     """[function(*args) for args in work], in up to `jobs` worker processes; here when one job does.
-    here: a call made in this process meanwhile, its result first (one worker fewer). An
+    here: a call made in this process meanwhile, its result first (one worker fewer). fork: fork
+    even after polars has run (for work that does not use polars: its threads are not in a fork). An
     exception of a job is raised here (the first that comes back); on one, on Ctrl-C, or when a
     worker dies, the other workers are stopped before they write anything."""
     first = [] if here is None else [here]
@@ -29,7 +30,8 @@ def parallel(function, work, jobs, here=None):
         return [call() for call in first] + [function(*args) for args in work]
     import multiprocessing
 
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") and "polars" not in sys.modules else "spawn")
+    forkable = hasattr(os, "fork") and (fork or "polars" not in sys.modules)
+    context = multiprocessing.get_context("fork" if forkable else "spawn")
     main = threading.current_thread() is threading.main_thread()
     pipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN) if main and hasattr(signal, "SIGPIPE") else None
     workers, results = [], [None] * len(work)

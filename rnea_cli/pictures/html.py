@@ -41,11 +41,9 @@ def _draw_all(jobs):
     figures.pyplot()  # imported once, before any fork
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     if hasattr(os, "fork") and cores > 1 and len(jobs) > 3:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from ..workers import parallel
 
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_draw, jobs))
+        return parallel(_draw, [(job,) for job in jobs], 2, fork=True)  # (the drawing uses no polars)
     return [_draw(job) for job in jobs]
 
 
