@@ -202,12 +202,12 @@ def _read(reader, connections, ros1, start, stop, most):
             raws.append(raw)
             times.append(log_time)
             if len(raws) == READ_AT_ONCE:
-                decoded += _decoded(raws, times, ros1, count)
+                decoded += jointstate.decode(raws, times, ros1, offset=count)
                 count += len(raws)
                 raws, times = [], []
                 if _values(decoded) > most:
                     return [], 0, (None, TOO_MANY, "")
-        decoded += _decoded(raws, times, ros1, count)
+        decoded += jointstate.decode(raws, times, ros1, offset=count)
     except jointstate.NotJointState as exc:
         k, why = exc.args
         return [], 0, (count + k, "message ", f" is not a JointState: {why}")
@@ -216,14 +216,6 @@ def _read(reader, connections, ros1, start, stop, most):
     if _values(decoded) > most:
         return [], 0, (None, TOO_MANY, "")
     return decoded, count + len(raws), None
-
-
-def _decoded(raws, times, ros1, count):
-    """jointstate.decode of a batch, each message's index counted from the part's first."""
-    batches = jointstate.decode(raws, times, ros1)
-    for d in batches:
-        d.index += count
-    return batches
 
 
 def _values(decoded):

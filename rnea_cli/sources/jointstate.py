@@ -117,9 +117,9 @@ class NotJointState(ValueError):
     """(index among the raw messages, why)."""
 
 
-def decode(raws, log_times, ros1):
-    """[Decoded] of raw JointState messages (bytes), one per set of names; NotJointState for a
-    message that is not one."""
+def decode(raws, log_times, ros1, offset=0):
+    """[Decoded] of raw JointState messages (bytes), one per set of names, each message's index
+    counted from `offset`; NotJointState (its index among raws) for a message that is not one."""
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
     log_times = np.asarray(log_times, dtype=np.int64)
     parts = {}  # names -> [(index, log_time, stamp, position, velocity, effort)]
@@ -144,7 +144,7 @@ def decode(raws, log_times, ros1):
                 (layout, rows[take], log_times[rows[take]],
                  *_numbers(M if len(take) == len(M) else M[take], layout, ros1)))
             left = left[~ok]
-    return [_merged(blocks) for blocks in parts.values()]
+    return [_merged(blocks, offset) for blocks in parts.values()]
 
 
 def _numbers(M, layout, ros1):
@@ -159,7 +159,7 @@ def _numbers(M, layout, ros1):
     return (sec * 1_000_000_000 + nsec, *arrays)
 
 
-def _merged(blocks):
+def _merged(blocks, offset):
     """One Decoded from the blocks of one name set, columns in the first block's name order."""
     names = blocks[0][0].names
     columns = {"position": [], "velocity": [], "effort": []}
@@ -177,6 +177,6 @@ def _merged(blocks):
     position = joined(columns["position"])
     if position is None:
         raise NotJointState(int(index[0]), "position does not list every joint named")
-    return Decoded(names, index[order], np.concatenate([b[2] for b in blocks])[order],
+    return Decoded(names, offset + index[order], np.concatenate([b[2] for b in blocks])[order],
                    np.concatenate([b[3] for b in blocks])[order], position, joined(columns["velocity"]),
                    joined(columns["effort"]))
