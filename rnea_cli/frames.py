@@ -134,27 +134,28 @@ class CheckedLimit:
     count: int
     first_time: float | None
     first_value: float | None
-    rms: float = 0.0  # for RMS limits: the RMS and the samples it is over
-    samples: int = 0
+    samples: int = 0  # for RMS limits (whose worst is the RMS): the samples it is over
 
     def merge(self, other):
         best = self if self.utilisation >= other.utilisation else other
         first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
         merged = replace(best, count=self.count + other.count, first_time=first.first_time,
-                         first_value=first.first_value, rms=_merged_rms(self, other),
-                         samples=self.samples + other.samples)
-        if self.quantity in ("rms_effort", "motor_rms") and merged.samples and self.allowed:
-            rms = merged.rms
+                         first_value=first.first_value, samples=self.samples + other.samples)
+        if merged.samples and self.allowed:
+            rms = _merged_rms(self, other)
             merged = replace(merged, worst=rms, utilisation=rms / self.allowed, count=int(rms > self.allowed))
         return merged
+
+    def to_json(self):
+        return {k: v for k, v in self.__dict__.items() if k != "samples"}
 
 
 def _merged_rms(a, b):
     """The RMS over both partitions' samples, relative to the larger (no overflow of the squares)."""
-    top = max(a.rms, b.rms)
-    if not (a.samples + b.samples) or top == 0:
+    top = max(a.worst, b.worst)
+    if top == 0:
         return 0.0
-    return float(top * np.sqrt(((a.rms / top) ** 2 * a.samples + (b.rms / top) ** 2 * b.samples)
+    return float(top * np.sqrt(((a.worst / top) ** 2 * a.samples + (b.worst / top) ** 2 * b.samples)
                                / (a.samples + b.samples)))
 
 
@@ -176,8 +177,7 @@ class CheckSummary:
         for c in check.checks:
             whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
             limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, abs(c.worst) if whole_run else 0.0,
-                                       check.samples if whole_run else 0))
+                                       c.first_time, c.first_value, check.samples if whole_run else 0))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):
@@ -198,8 +198,6 @@ class CheckSummary:
 
     def to_json(self):
         return {"ok": self.ok, "samples": self.samples,
-                "violations": [{k: v for k, v in c.__dict__.items() if k not in ("rms", "samples")}
-                               for c in self.violations],
+                "violations": [c.to_json() for c in self.violations],
                 "unchecked": [{"joint": j, "quantity": q} for j, q in self.unchecked],
-                "checks": [{k: v for k, v in c.__dict__.items() if k not in ("rms", "samples")}
-                           for c in self.limits]}
+                "checks": [c.to_json() for c in self.limits]}

@@ -32,25 +32,20 @@ class Peaks:
             self.time[better] = time[k[better]]
             self.t_first = time[0] if self.t_first is None else self.t_first
             self.t_last = time[-1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = x / np.where(self.peak > 0, self.peak, 1.0)
+        r = _over(x, self.peak)
         self.scaled += np.einsum("ij,ij->j", r, r)
         self.count += len(x)
 
     def _rescale(self, peak):
         """Raise the peak per column, keeping the scaled sum of squares the same sum."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(peak > 0, self.peak / np.where(peak > 0, peak, 1.0), 1.0)
-        self.scaled *= ratio * ratio
+        self.scaled *= _over(self.peak, peak) ** 2
         self.peak = peak
 
     def merge(self, other):
         """Combine with the Peaks of the samples that follow (associative: partitions of a run)."""
         better = other.peak > self.peak
         self._rescale(np.where(better, other.peak, self.peak))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(self.peak > 0, other.peak / np.where(self.peak > 0, self.peak, 1.0), 1.0)
-        self.scaled += other.scaled * ratio * ratio
+        self.scaled += other.scaled * _over(other.peak, self.peak) ** 2
         self.sample[better] = other.sample[better]
         self.time[better] = other.time[better]
         self.count += other.count
@@ -61,6 +56,11 @@ class Peaks:
     @property
     def rms(self):
         return self.peak * np.sqrt(self.scaled / max(self.count, 1))
+
+
+def _over(x, peak):
+    """x / peak per column, where the peak is 0 (so is x): x."""
+    return x / np.where(peak > 0, peak, 1.0)
 
 
 class ThermalWindow:
@@ -101,9 +101,8 @@ class Energy:
         self._last = None  # (time, power) of the previous block's last sample
 
     def update(self, block):
-        """block: a pipeline Block (its effort, and its chunk's time and qd)."""
-        chunk = block.chunk
-        P = block.power if block.power is not None else block.effort * chunk.qd
+        """block: a pipeline Block with drives (its power, and its chunk's time)."""
+        chunk, P = block.chunk, block.power
         self.peaks.update(chunk.start, chunk.time, P)
         if chunk.time is None:
             return

@@ -137,7 +137,7 @@ def _gather(name, params, files, results, output_dir):
                 text = bad_input(fmt, path, summary.get("error", ""))  # CI sees the file that could not be read
             if not text:
                 continue
-            if fmt in (None, "text", "csv") and name not in ("torques", "wrenches", "report", "plot"):
+            if fmt in (None, "text", "csv") and (name not in WRITES or name in OPTIONAL):  # a report, headed
                 click.echo(f"== {path}")
             click.echo(text, nl=False)
     if params.get("quiet"):

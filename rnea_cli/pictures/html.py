@@ -38,11 +38,10 @@ def _draw_all(jobs):
     imported) when there are two cores and enough figures, else here."""
     import os
 
-    figures.pyplot()  # imported once, before any fork
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    if hasattr(os, "fork") and cores > 1 and len(jobs) > 3:
-        from ..workers import parallel
+    from ..workers import parallel, usable_cores
 
+    figures.pyplot()  # imported once, before any fork
+    if hasattr(os, "fork") and usable_cores() > 1 and len(jobs) > 3:
         return parallel(_draw, [(job,) for job in jobs], 2, fork=True)  # (the drawing uses no polars)
     return [_draw(job) for job in jobs]
 

@@ -37,9 +37,8 @@ class Recorder:
         for k, grid in self.motor.items():
             grid.update(drives[self.run.coords.joints[k].name].gear_ratio * chunk.qd[:, k], block.motor[:, k])
         if self.power is not None:
-            power = block.power if block.power is not None else block.effort * chunk.qd
             for k, series in enumerate(self.power):
-                series.update(t, power[:, k])
+                series.update(t, block.power[:, k])
         measured = chunk.data.get("effort")
         if measured is not None:
             if self.measured is None:

@@ -126,7 +126,7 @@ def _joint_states(reader, path, connections, label, where, coords, want_effort, 
     read in parts of its log time, one worker process each, and put back together in order: the
     same messages in the same order as one reader gives, so the same arrays."""
     ros1 = not reader.is2
-    parts = _parts(reader, connections, workers)
+    parts, outcomes = _parts(reader, connections, workers), None
     if len(parts) > 1:
         share = MAX_VALUES // len(parts)  # the parts together hold no more than one reader may
         outcomes = parallel(_read_part, [(path, label, connections[0].topic, ros1, a, b, share)
@@ -134,7 +134,7 @@ def _joint_states(reader, path, connections, label, where, coords, want_effort, 
                             here=lambda: _read(reader, connections, ros1, *parts[0], share))
         if any(unusable == (None, TOO_MANY, "") for _, _, unusable in outcomes):
             outcomes = None  # a part over its share: one reader says whether the whole is too large
-    if len(parts) == 1 or outcomes is None:
+    if outcomes is None:
         outcomes = [_read(reader, connections, ros1, None, None, MAX_VALUES)]
     decoded, offset = [], 0
     for batches, count, unusable in outcomes:

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import shown
+
 
 @dataclass
 class Chunk:
@@ -66,3 +68,10 @@ class Trajectory:
         """Where sample k stands in the input, for messages: "line 12" or "sample 10"."""
         line = self.line(k) if self.line else None
         return f"line {line}" if line is not None else f"{self.unit} {k}"
+
+
+def ignored(extras, noun="column"):
+    """The notice for the columns (or entries) of a file that are not read: 'ignored 2 columns ...'."""
+    plural = {"column": "columns", "entry": "entries"}[noun] if len(extras) > 1 else noun
+    listed = ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else "")
+    return f"ignored {len(extras)} {plural} not read (not of this robot, or not for this command): {listed}"

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from ..errors import TrajectoryError, shown
-from .base import Chunk, Trajectory
+from .base import Chunk, Trajectory, ignored
 from .layout import wrenched_links
 
 BLOCK_BYTES = 1 << 23  # bytes parsed per block
@@ -44,8 +44,7 @@ def open_csv(stream, label, layout, names):
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, line=lambda k: k + 2, unit="row",
                       wrenched=wrenched_links(chosen), stream=stream)
     if extras:
-        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not read (not of this robot, or not for this command): "
-                            + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
+        traj.notices.append(ignored(extras))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
     reader = _BlockParser(label, header, sep, groups, time_col, names.scale)
     traj.chunks = reader.chunks(stream)

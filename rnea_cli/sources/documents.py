@@ -7,8 +7,8 @@ list of samples, `- {time: .., q: {joint: ..}, qd: {..}, qdd: {..}}`.
 import numpy as np
 
 from .. import safeload
-from ..errors import TrajectoryError, shown
-from .base import Chunk, Trajectory
+from ..errors import TrajectoryError
+from .base import Chunk, Trajectory, ignored
 from .layout import PREFIXES, wrenched_links
 
 
@@ -52,8 +52,7 @@ def open_document(stream, label, fmt, layout):
         raise TrajectoryError(label, None, "no samples")
     traj = Trajectory(label, time is not None, tuple(chosen), derived, wrenched=wrenched_links(chosen))
     if extras:
-        traj.notices.append(f"ignored {len(extras)} entr{'ies' if len(extras) > 1 else 'y'} not read (not of this robot, or not for this command): "
-                            + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
+        traj.notices.append(ignored(extras, "entry"))
     data = {g: _stack([present[key] for key in layout.groups[g]], N) for g in chosen}
     traj.chunks = iter([Chunk(0, time, data)])
     return traj

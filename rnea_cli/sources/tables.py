@@ -4,7 +4,7 @@ time: the CSV's column names (or --columns), numeric columns only, no nulls."""
 import numpy as np
 
 from ..errors import TrajectoryError, shown
-from .base import Chunk, Trajectory
+from .base import Chunk, Trajectory, ignored
 from .layout import wrenched_links
 
 BATCH_ROWS = 1 << 16
@@ -37,8 +37,7 @@ def open_table(path, label, fmt, layout, names):
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, unit="row",
                       wrenched=wrenched_links(chosen))
     if extras:
-        traj.notices.append(f"ignored {len(extras)} column{'s' if len(extras) > 1 else ''} not read (not of this robot, or not for this command): "
-                            + ", ".join(shown(e)[1:-1] for e in extras[:8]) + (", ..." if len(extras) > 8 else ""))
+        traj.notices.append(ignored(extras))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
     traj.chunks = _chunks(reader, label, groups, time_col, names.scale)
     return traj
