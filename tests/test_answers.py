@@ -302,6 +302,7 @@ def test_a_pose_held_still_is_exactly_still(tmp_path):
     measured = write_csv(tmp_path / "m.csv", {"time": t, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)},
                                               **{f"effort_{j}": np.linspace(-1, 1, 50) for j in JOINTS}})
     doc = json.loads(ok("compare", ARM, measured, "--format", "json").stdout)
+    assert len(doc["joints"]) == len(JOINTS)
     assert all(j["scale"] is None and j["correlation"] is None and j["offset"] is None for j in doc["joints"])
 
 

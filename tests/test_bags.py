@@ -225,6 +225,20 @@ def parts_bag(path, fmt, bad_at=None):
     return path, times
 
 
+def spy_reads(monkeypatch):
+    """[(start, stop)] of the log times this process reads (the workers' parts are not in it)."""
+    from rnea_cli.sources import bags
+
+    reads, read = [], bags._read
+
+    def recorded(reader, connections, ros1, start, stop, most):
+        reads.append((start, stop))
+        return read(reader, connections, ros1, start, stop, most)
+
+    monkeypatch.setattr(bags, "_read", recorded)
+    return reads
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, fmt, monkeypatch):
     """Parts of the log time read by worker processes and put back together: the same arrays, bit
@@ -245,9 +259,15 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
                                               (T0 + 800_000_000, None)]
 
     monkeypatch.setattr(bags, "_parts", on_messages)
+    read_here = spy_reads(monkeypatch)
     bag, _ = parts_bag(bag_path(tmp_path, fmt), fmt)
-    alone, parts = (open_trajectory(bag, MODEL, workers=n) for n in (1, 3))
+    alone = open_trajectory(bag, MODEL, workers=1)
+    assert read_here == [(None, None)]
+    read_here.clear()
+    parts = open_trajectory(bag, MODEL, workers=3)
     assert calls == [1, 1 if fmt == "ros1" else 3]
+    # in parts: this process read the first only, the workers the others (no reading it whole again)
+    assert read_here == [(None, None) if fmt == "ros1" else (None, T0 + 400_000_000)]
     assert parts.notices == alone.notices
     assert "stamps out of order: sorted" in " ".join(alone.notices) and "interpolated" in " ".join(alone.notices)
     for one, other in zip(alone.chunks, parts.chunks, strict=True):
@@ -273,10 +293,11 @@ def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
     import sys
 
     bag, _ = parts_bag(bag_path(tmp_path, "mcap"), "mcap")
-    code = ("import sys, rnea_cli.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go = w.parallel\n"
+    code = ("import sys, rnea_cli.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go, read = w.parallel, b._read\n"
             "def spy(*a, **k):\n    print('forked' if 'polars' not in sys.modules else 'spawned', file=sys.stderr)\n"
             "    return go(*a, **k)\n"
-            "b.parallel = spy\nfrom rnea_cli.cli import run; run()")
+            "def reads(*a):\n    print('read', a[3], a[4], file=sys.stderr)\n    return read(*a)\n"
+            "b.parallel, b._read = spy, reads\nfrom rnea_cli.cli import run; run()")
     outputs = []
     for threads in ("2", "1"):
         out = tmp_path / f"tau{threads}.csv"
@@ -284,6 +305,12 @@ def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
                                 env=dict(os.environ, RNEA_THREADS=threads), capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert ("forked" in result.stderr) == (threads == "2"), result.stderr
+        reads = [line.split()[1:] for line in result.stderr.splitlines() if line.startswith("read ")]
+        if threads == "1":
+            assert reads == [["None", "None"]], reads
+        else:  # here the first part, in the forked worker (which has the spy too) the second
+            (bound,) = {x for r in reads for x in r} - {"None"}
+            assert sorted(reads) == sorted([["None", bound], [bound, "None"]]), reads
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 152
 
@@ -319,7 +346,9 @@ def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch
         writer.close()
         joint = JOINTS[2] if field == "position" else JOINTS[6]
         for workers in (1, 3):
+            read_here = spy_reads(monkeypatch)
             with pytest.raises(bags.TrajectoryError) as caught:
                 open_trajectory(path, MODEL, workers=workers)
+            assert (read_here[0] != (None, None)) == (workers > 1 and fmt != "ros1") and len(read_here) == 1
             assert str(caught.value).endswith(f"topic /joint_states, message {expected}: the {field} of '{joint}' is "
                                               f"not finite: {bad!r}"), str(caught.value)

@@ -209,7 +209,9 @@ def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
     robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">{levels}'
                      '<xacro:macro name="m30"><link name="l"/></xacro:macro><xacro:m0/></robot>')
     result = run("info", robot)
-    assert result.exit_code == 2 and "xacro took more than 2 s of CPU" in result.stderr, result.stderr
+    # stopped by its CPU limit, or on a busy machine by the wall-time limit a second later: either way
+    assert result.exit_code == 2 and ("xacro took more than 2 s of CPU" in result.stderr
+                                      or "xacro took longer than 3 s" in result.stderr), result.stderr
 
 
 def noisy_motion(rate=500.0, duration=4.0, jitter=0.1, noise=1e-4, seed=0):
