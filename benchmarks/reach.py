@@ -110,12 +110,13 @@ def bag_end_to_end(messages, joint_names):
 def many_files(count, rows, joint_names):
     """`rnea torques FILE... --output-dir DIR --jobs 2` against `--jobs 1`, on `count` files."""
     source = bench.ensure_trajectory(bench.DATA / f"traj_{bench.rows_label(rows)}.csv", rows, joint_names)
-    folder = bench.DATA / "many"
+    folder = bench.DATA / f"many_{bench.rows_label(rows)}"
     folder.mkdir(exist_ok=True)
     files = []
     for k in range(count):
         link = folder / f"part{k:02d}.csv"
-        if not link.exists():
+        if not (link.exists() and os.path.samefile(link, source)):  # a link to what this run measures
+            link.unlink(missing_ok=True)
             os.link(source, link)
         files.append(link)
     times = {}

@@ -21,7 +21,7 @@ from . import blas, spatial
 
 GRAVITY = (0.0, 0.0, -9.81)
 CHUNK = 6144  # samples per pass, so that each body's working arrays stay in cache (benchmarks/README.md)
-THREADED_CHUNK = 4 * CHUNK  # per task on a thread pool: fewer hand-offs of the GIL (the same results)
+THREADED_CHUNK = 2 * CHUNK  # per task on a thread pool (the same results; benchmarks/README.md)
 PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
 # Products whose column of K is zero for every rigid body (docs/engine.md, "Which products vanish")
 VANISHING = {(a, b) for a in range(3, 6) for b in range(a, 6)} | {(0, 3), (1, 4), (2, 5)}
