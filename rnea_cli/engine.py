@@ -177,7 +177,10 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
                    np.empty((N, 6)) if base is not None else None,
                    np.empty((N, model.n, 6)) if wrenches else None)
 
-    size = THREADED_CHUNK if threads > 1 and N > CHUNK else CHUNK
+    size = CHUNK
+    if threads > 1 and N > CHUNK:  # tasks of about THREADED_CHUNK samples, at least one per thread, evenly
+        tasks = max(threads, -(-N // THREADED_CHUNK))
+        size = -(-N // tasks)
 
     def chunk(start):
         rows = slice(start, min(start + size, N))

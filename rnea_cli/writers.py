@@ -217,7 +217,7 @@ class TableWriter:
     def __init__(self, stream, fmt, names, keys, background=False):
         self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
         self.blocks, self._pending, self._pool, self._arrow = [], [], None, None
-        if background and fmt == "csv":  # format and write in a thread while the next block is computed
+        if background and fmt in ("csv", "parquet", "arrow"):  # written in a thread while the next block is computed
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-writer")
@@ -227,16 +227,16 @@ class TableWriter:
         """block: (N, len(names)) floats."""
         if self.fmt in ("json", "yaml"):
             self.blocks.append(np.array(block, dtype=float))
-        elif self.fmt in ("parquet", "arrow"):
-            self._write_arrow(block)
-        elif self._pool is not None:
-            # blocks in flight: bounded memory; a failed write raises here at once
-            while self._pending and (self._pending[0][0].done() or
-                                     sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
-                self._pending.pop(0)[0].result()
-            self._pending.append((self._pool.submit(self._write_csv, block), block.nbytes))
-        else:
-            self._write_csv(block)
+            return
+        write = self._write_csv if self.fmt == "csv" else self._write_arrow
+        if self._pool is None:
+            write(block)
+            return
+        # blocks in flight: bounded memory; a failed write raises here at once
+        while self._pending and (self._pending[0][0].done() or
+                                 sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
+            self._pending.pop(0)[0].result()
+        self._pending.append((self._pool.submit(write, block), block.nbytes))
 
     def _write_csv(self, block):
         import polars as pl  # shortest round-trip digits, one notation for every value of a file
@@ -261,7 +261,9 @@ class TableWriter:
                 if self.fmt == "parquet":
                     import pyarrow.parquet as pq
 
-                    self._arrow = pq.ParquetWriter(raw, table.schema)
+                    # no dictionary pages: computed doubles hardly repeat, and trying them cost 3-4x
+                    # the writing time and a larger file (benchmarks/README.md)
+                    self._arrow = pq.ParquetWriter(raw, table.schema, use_dictionary=False)
                 else:
                     self._arrow = pa.ipc.new_file(raw, table.schema)
             self._arrow.write_table(table)
@@ -274,21 +276,24 @@ class TableWriter:
     def __exit__(self, kind, error, trace):
         if kind is None:
             self.close()
-        elif self._pool is not None:  # an error: no more output than was already on its way
+            return
+        if self._pool is not None:  # an error: no more output than was already on its way
             self._pool.shutdown(wait=True, cancel_futures=True)
-        elif self._arrow is not None and hasattr(self._arrow, "is_open"):
+        if self._arrow is not None and hasattr(self._arrow, "is_open"):
             # an error: the file is dropped, so its Parquet writer must not write a footer into it later
             # (at garbage collection, into a closed file: "Exception ignored" on stderr)
             self._arrow.is_open = False
             self._arrow = None
 
     def close(self):
-        if self.fmt == "csv":
-            self.write(np.empty((0, len(self.names))))
+        try:
             for job, _ in self._pending:
                 job.result()
+        finally:
             if self._pool is not None:
-                self._pool.shutdown()
+                self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.fmt == "csv":
+            self._write_csv(np.empty((0, len(self.names))))
             return
         if self.fmt in ("parquet", "arrow"):
             if self._arrow is None:
