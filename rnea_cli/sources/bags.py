@@ -231,11 +231,12 @@ def _by_names(decoded):
     out = []
     for batches in groups.values():
         names = batches[0].names
-        perms = [[b.names.index(n) for n in names] for b in batches]
+        perms = [None if b.names == names else [b.names.index(n) for n in names] for b in batches]
 
         def joined(key):
             parts = [getattr(b, key) for b in batches]
-            return None if any(p is None for p in parts) else np.concatenate([p[:, k] for p, k in zip(parts, perms)])
+            return None if any(p is None for p in parts) else np.concatenate([p if k is None else p[:, k]
+                                                                              for p, k in zip(parts, perms)])
 
         out.append(jointstate.Decoded(names, np.concatenate([b.index for b in batches]),
                                       np.concatenate([b.log_time for b in batches]),
@@ -274,6 +275,7 @@ def _merge(groups, label, where, coords, want_effort):
     if not keep.all():
         notices.append(f"{int((~keep).sum())} stamps of {len(t)} dropped where another publisher's joints have "
                        "no sample before or after them (no extrapolation)")
+    keep = slice(None) if keep.all() else keep  # (a view, not a copy, of every column)
     t = t[keep]
     arrays = {"time": t}
     for key, group_key in (("q", "position"), ("qd", "velocity"), ("effort", "effort")):
@@ -321,9 +323,12 @@ def _sorted_times(g, notices):
         notices.append(f"header stamps are zero for the publisher of {_listed(g.names, 3)}: its log times are "
                        "used")
         g.stamp = g.log_time
+    steps = np.diff(g.stamp)
+    if (steps > 0).all():  # in order, none repeated: as a bag usually is (no copy)
+        return
     order = np.argsort(g.stamp, kind="stable")
-    if (order != np.arange(len(order))).any():
-        notices.append(f"{int((np.diff(g.stamp) < 0).sum())} stamps out of order: sorted")
+    if (steps < 0).any():
+        notices.append(f"{int((steps < 0).sum())} stamps out of order: sorted")
     stamp = g.stamp[order]
     unique = np.concatenate([[True], np.diff(stamp) > 0])
     if not unique.all():
