@@ -374,3 +374,18 @@ def test_trailing_blank_lines_yaml_exponents_and_colons_in_csv_headers(tmp_path)
     result = run("torques", str(tmp_path / "r.urdf"), "-", "--dt", "0.1", "-q", input=csv_text)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[0] == "time,tau_shoulder,tau_arm:elbow"
+
+
+def test_yaml_keys_that_are_not_strings_are_named_as_yaml_writes_them(tmp_path):
+    """A null, boolean or number key under q is no joint: the notice spells it as the file does."""
+    import yaml
+
+    doc = yaml.safe_load(pathlib.Path(str(ROBOTS / "planar2_traj.yaml")).read_text())
+    count = len(doc["time"])
+    doc["q"].update({None: [0.0] * count, True: [0.0] * count, 7: [0.0] * count})
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump(doc))
+    result = run("torques", PLANAR, str(tmp_path / "x.yaml"))
+    assert result.exit_code == 0, result.stderr
+    assert "ignored 3 entries not read (not of this robot, or not for this command): q.null, q.true, q.7" in \
+        result.stderr
+    assert result.stdout == run("torques", PLANAR, str(ROBOTS / "planar2_traj.yaml"), "-q").stdout

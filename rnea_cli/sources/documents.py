@@ -34,7 +34,7 @@ def open_document(stream, label, fmt, layout):
             if (prefix, name) in layout.wanted:
                 present[(prefix, name)] = _numbers(values, label, f"{prefix}.{name}")
             else:
-                extras.append(f"{prefix}.{name}")
+                extras.append(f"{prefix}.{_key(name)}")
     chosen, derived = layout.choose(label, present)
     time = _numbers(doc["time"], label, "time") if "time" in doc else None
     keys = [key for g in chosen for key in layout.groups[g]]
@@ -83,6 +83,11 @@ def _samples_to_columns(doc, label):
             raise TrajectoryError(label, None, "time is given in some samples and not in others")
         columns["time"] = times
     return columns
+
+
+def _key(name):
+    """A mapping key as the document wrote it: YAML's null and booleans as YAML spells them."""
+    return "null" if name is None else str(name).lower() if isinstance(name, bool) else str(name)
 
 
 def _numbers(values, label, path):
