@@ -108,6 +108,23 @@ LAUNCHER = ("import os, subprocess, sys\nchild = subprocess.Popen(sys.argv[1:], 
             "sys.stderr.write(err + '\\nRSS %d\\n' % usage.ru_maxrss)\nsys.exit(os.waitstatus_to_exitcode(status))")
 
 
+def open_files(pid):
+    """{/proc fd path: the file it names} of a process; fds that close meanwhile are left out (a
+    process opens and closes files as it goes: one failed readlink must not hide the others)."""
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        fds = [os.path.join(fd_dir, fd) for fd in os.listdir(fd_dir)]
+    except OSError:
+        return {}
+    found = {}
+    for fd in fds:
+        try:
+            found[fd] = os.readlink(fd)
+        except OSError:
+            continue
+    return found
+
+
 def run_measured(code, timeout=120):
     """(exit status, stderr, peak RSS MB) of `python -c code`, started by a small launcher: a process
     exec'd straight from this one would be charged this process's RSS (exec keeps the high-water mark)."""

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import ROBOTS, run
+from conftest import ROBOTS, open_files, run
 from rnea_cli import check_frame, load_urdf, torques_frame
 
 ARM = ROBOTS / "arm7.urdf"
@@ -93,7 +93,7 @@ def test_a_bad_file_among_many_is_in_every_ci_format(tmp_path, inputs):
     github = run("check", ARM, *inputs, "--format", "github").stdout
     assert f"::error file={inputs[3]},title=rnea check%3A bad input::{inputs[3]}: missing q" in github
     markdown = run("check", ARM, *inputs, "--format", "markdown").stdout
-    assert f"### ⚠️ rnea check: " in markdown and "BAD INPUT: " in markdown
+    assert "### ⚠️ rnea check: " in markdown and "BAD INPUT: " in markdown
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc to see the workers")
@@ -122,19 +122,16 @@ def test_workers_end_with_their_parent_and_write_nothing(tmp_path, how):
             path = f"/proc/{proc.pid}/task/{proc.pid}/children"
             return open(path).read().split() if os.path.exists(path) else []
 
-        def reading(pid):  # the FIFOs a worker has open
-            try:
-                return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")} & set(
-                    map(str, fifos))
-            except OSError:
-                return set()
+        def reading(pids):  # the FIFOs the workers have open
+            return set().union(*(open_files(pid).values() for pid in pids)) & set(map(str, fifos))
 
         for _ in range(6000):  # until both workers read their inputs (at most a minute)
-            if set().union(*(reading(pid) for pid in children())) == set(map(str, fifos)):
+            workers = children()
+            if reading(workers) == set(map(str, fifos)) or proc.poll() is not None:
                 break
             time.sleep(0.01)
-        workers = children()
-        assert set().union(*(reading(pid) for pid in workers)) == set(map(str, fifos)), proc.stderr.read()
+        # (the parent's stderr is read only once it has ended: it stays open while the parent runs)
+        assert reading(workers) == set(map(str, fifos)), (workers, proc.poll() is not None and proc.stderr.read())
         if how == "Ctrl-C":
             os.killpg(proc.pid, signal.SIGINT)
             assert proc.wait(60) == 130

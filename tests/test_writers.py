@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from conftest import ROBOTS
+from conftest import ROBOTS, open_files
 from rnea_cli import writers
 from rnea_cli.writers import TableWriter
 
@@ -132,17 +132,12 @@ def start_writing(tmp_path, extra=(), name="out.csv"):
                             stderr=subprocess.PIPE, cwd=tmp_path)
     proc.stdin.write(b"time,q_shoulder,q_elbow\n" + rows.encode())
     proc.stdin.flush()  # more than a block: the first is computed and written, then it waits for more
-    fd_dir = f"/proc/{proc.pid}/fd"
-    def writing():  # a file in tmp_path open and holding rows (fds open and close meanwhile)
-        try:
-            fds = [os.path.join(fd_dir, fd) for fd in os.listdir(fd_dir)]
-        except OSError:
-            return False
-        for fd in fds:
+    def writing():  # a file in tmp_path open and holding rows
+        for fd, path in open_files(proc.pid).items():
             try:
-                if os.readlink(fd).startswith(str(tmp_path)) and os.stat(fd).st_size > 0:
+                if path.startswith(str(tmp_path)) and os.stat(fd).st_size > 0:
                     return True
-            except OSError:
+            except OSError:  # closed meanwhile
                 continue
         return False
 

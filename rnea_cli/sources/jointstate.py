@@ -110,7 +110,7 @@ class Decoded:
     position: np.ndarray  # (m, len(names))
     velocity: np.ndarray | None  # (m, len(names)), or None where some message had none
     effort: np.ndarray | None
-    time: np.ndarray | None = None  # (m,) seconds on the bag's time base, once chosen (see bags.py)
+    time: np.ndarray | None = None  # (m,) seconds on the bag's time base, once chosen (see publishers.py)
 
 
 class NotJointState(ValueError):
