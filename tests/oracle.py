@@ -67,6 +67,28 @@ def pin_configuration(pm, joint_names, q):
     return Q
 
 
+def pin_terms(pm, joints, q, qd, qdd, base=None):
+    """Pinocchio's g(q), M(q) qdd and C(q, qd) qd per sample, in our joint order. base: (pose,
+    twist, dtwist) of a free-flyer root, twists [w; v] as ours."""
+    data = pm.createData()
+    idx = [pm.joints[pm.getJointId(j)].idx_v for j in joints]
+    g, inertia, coriolis = (np.empty_like(q) for _ in range(3))
+    for k in range(len(q)):
+        Q = pin_configuration(pm, joints, q[k])
+        V, A = np.zeros(pm.nv), np.zeros(pm.nv)
+        if base is not None:
+            Q[:7] = base[0][k]
+            V[:6], A[:6] = swap_halves(base[1][k]), swap_halves(base[2][k])  # Pinocchio's twists are [v; w]
+        V[idx], A[idx] = qd[k], qdd[k]
+        grav = pin.computeGeneralizedGravity(pm, data, Q)
+        M = pin.crba(pm, data, Q)
+        M = np.triu(M) + np.triu(M, 1).T
+        g[k] = grav[idx]
+        inertia[k] = (M @ A)[idx]
+        coriolis[k] = (pin.nonLinearEffects(pm, data, Q, V) - grav)[idx]
+    return g, inertia, coriolis
+
+
 def pin_rnea(pm, joint_names, q, qd, qdd, gravity=(0.0, 0.0, -9.81)):
     """tau (N, n) from Pinocchio for our (N, n) arrays, columns matched by joint name."""
     return pin_full(pm, joint_names, q, qd, qdd, gravity=gravity)[0]

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from conftest import ROBOTS, columns as read_csv, corpus_params, joint_columns, load, need_corpus, run, write_csv
-from oracle import (assert_matches, pin_configuration, pin_full, pin_link_wrenches, pin_loadable_xml, pin_model, pin_rnea,
+from oracle import (assert_matches, pin_full, pin_terms, pin_link_wrenches, pin_loadable_xml, pin_model, pin_rnea,
                     random_motion)
 from random_urdf import random_urdf
 from rnea_cli import load_urdf
@@ -40,24 +40,6 @@ def ok(*args, code=0):
 
 def stack(out, prefix, joints):
     return np.column_stack([out[f"{prefix}_{j}"] for j in joints])
-
-
-def pin_terms(pm, joints, q, qd, qdd):
-    """Pinocchio's g(q), M(q) qdd and C(q, qd) qd per sample, in our joint order."""
-    data = pm.createData()
-    idx = [pm.joints[pm.getJointId(j)].idx_v for j in joints]
-    g, inertia, coriolis = (np.empty_like(q) for _ in range(3))
-    for k in range(len(q)):
-        Q = pin_configuration(pm, joints, q[k])
-        V, A = np.zeros(pm.nv), np.zeros(pm.nv)
-        V[idx], A[idx] = qd[k], qdd[k]
-        grav = pin.computeGeneralizedGravity(pm, data, Q)
-        M = pin.crba(pm, data, Q)
-        M = np.triu(M) + np.triu(M, 1).T
-        g[k] = grav[idx]
-        inertia[k] = (M @ A)[idx]
-        coriolis[k] = (pin.nonLinearEffects(pm, data, Q, V) - grav)[idx]
-    return g, inertia, coriolis
 
 
 @pytest.mark.parametrize("path", corpus_params(["iiwa14", "panda", "ur5", "kinova_j2s6s200"]))
