@@ -285,6 +285,42 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
         assert messages[0] == messages[1] and f"message {index} is not a JointState" in messages[0], messages
 
 
+def test_parts_of_an_mcap_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch):
+    """A camera-like topic over 10 s and the joints only over its last 2 s, several MCAP chunks of
+    them: the parts are cut from the chunk index where the joints' messages are (split by the bag's
+    time, the first part would hold none), and they read back what one reader reads."""
+    from rnea_cli.sources import bags
+    from rnea_cli.trajectory import open_trajectory
+
+    monkeypatch.setattr(bags, "PART", 100)
+    writer = BagWriter(bag_path(tmp_path, "mcap"), "mcap")
+    image = writer.store.types["std_msgs/msg/String"](data="x" * 50_000)  # 20 to a chunk (1 MiB)
+    joints = []
+    for k in range(10_000):  # a ms each
+        log = T0 + 1_000_000 * k
+        if k % (10 if k >= 8_000 else 100) == 0:  # every 0.1 s, then every 10 ms: about ten chunks with joints
+            writer.add("/camera", "std_msgs/msg/String", log, image)
+        if k >= 8_000:
+            writer.add("/joint_states", JOINT_STATE, log, writer.joint_state(log, JOINTS, np.full(len(JOINTS), 1e-4 * k)))
+            joints.append(log)
+    writer.close()
+    reader = bags._open_reader(writer.writer.path, "run")
+    try:
+        connections = [c for c in reader.connections if c.topic == "/joint_states"]
+        assert len(bags._topic_chunks(reader, "/joint_states")) >= 2
+        for n in (2, 3):
+            parts = bags._parts(reader, connections, n)
+            assert len(parts) == n
+            held = [sum((a is None or t >= a) and (b is None or t < b) for t in joints) for a, b in parts]
+            assert sum(held) == len(joints) and min(held) >= len(joints) / (2 * n), (parts, held)
+    finally:
+        reader.close()
+    alone, parts = (open_trajectory(writer.writer.path, MODEL, workers=n) for n in (1, 2))
+    for one, other in zip(alone.chunks, parts.chunks, strict=True):
+        assert one.time.tobytes() == other.time.tobytes()
+        assert {g: x.tobytes() for g, x in one.data.items()} == {g: x.tobytes() for g, x in other.data.items()}
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
 def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
     """As the CLI runs (polars not imported yet: the workers are forked), parts give the bytes of

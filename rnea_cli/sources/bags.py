@@ -164,14 +164,38 @@ def _parts(reader, connections, workers):
     or MCAP with its chunk index), which each worker opens in a moment. (A ROS 1 bag is indexed
     whole by every reader that opens it; a folder of several files is read file after file; a
     file compressed whole is decompressed by every reader; an MCAP without its index is read
-    from its start.)"""
+    from its start.) The parts hold about as many of the topic's messages each: an MCAP's chunk
+    index says how many each chunk holds and when; with fewer chunks than parts (or no index),
+    the topic's (else the bag's) time is split evenly."""
     count = sum(c.msgcount for c in connections)
     n = max(1, min(workers, count // PART))
-    start, end = reader.start_time, reader.end_time
-    if n == 1 or end - start < n or not _splittable(reader):
+    if n == 1 or not _splittable(reader):
         return [(None, None)]
-    bounds = [None] + [start + (end - start) * k // n for k in range(1, n)] + [None]
+    chunks = _topic_chunks(reader, connections[0].topic)
+    total, seen, cuts = sum(k for _, _, k in chunks), 0, []
+    for start, _, k in chunks:  # a cut at the first chunk with (cuts + 1) / n of the messages before it
+        if seen >= total * (len(cuts) + 1) / n and (not cuts or start > cuts[-1]) and len(cuts) < n - 1:
+            cuts.append(start)
+        seen += k
+    if len(cuts) < n - 1:
+        start, end = (chunks[0][0], max(e for _, e, _ in chunks)) if chunks else (reader.start_time, reader.end_time)
+        cuts = sorted({start + (end - start) * k // n for k in range(1, n)} - {start})
+    bounds = [None] + cuts + [None]
     return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _topic_chunks(reader, topic):
+    """[(first log time, last, messages of the topic)] of an MCAP's chunks that hold the topic, in
+    time order; [] for another storage (or a rosbags whose MCAP reader looks otherwise)."""
+    try:
+        storage = reader.readers[0].storage
+        mcap = getattr(storage, "storages", [storage])[0]
+        ids = {c.id for c in mcap.connections if c.topic == topic}
+        chunks = [(c.message_start_time, c.message_end_time, sum(c.channel_count.get(i, 0) for i in ids))
+                  for c in mcap.chunks]
+    except (AttributeError, IndexError, TypeError):
+        return []
+    return sorted(chunk for chunk in chunks if chunk[2])
 
 
 def _splittable(reader):
