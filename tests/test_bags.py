@@ -285,15 +285,17 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
         assert messages[0] == messages[1] and f"message {index} is not a JointState" in messages[0], messages
 
 
-def test_parts_of_an_mcap_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch):
-    """A camera-like topic over 10 s and the joints only over its last 2 s, several MCAP chunks of
-    them: the parts are cut from the chunk index where the joints' messages are (split by the bag's
-    time, the first part would hold none), and they read back what one reader reads."""
+@pytest.mark.parametrize("fmt", ["sqlite3", "mcap"])
+def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, fmt):
+    """A camera-like topic over 10 s and the joints only over its last 2 s (in several MCAP chunks):
+    the parts are cut where the index of log times (.db3) or the chunk index (MCAP) puts the joints'
+    messages (split by the bag's time, the first part would hold none), and they read back what one
+    reader reads."""
     from rnea_cli.sources import bags
     from rnea_cli.trajectory import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)
-    writer = BagWriter(bag_path(tmp_path, "mcap"), "mcap")
+    writer = BagWriter(bag_path(tmp_path, fmt), fmt)
     image = writer.store.types["std_msgs/msg/String"](data="x" * 50_000)  # 20 to a chunk (1 MiB)
     joints = []
     for k in range(10_000):  # a ms each
@@ -307,7 +309,9 @@ def test_parts_of_an_mcap_hold_about_as_many_of_the_topics_messages(tmp_path, mo
     reader = bags._open_reader(writer.writer.path, "run")
     try:
         connections = [c for c in reader.connections if c.topic == "/joint_states"]
-        assert len(bags._topic_chunks(reader, "/joint_states")) >= 2
+        storage = bags._storage(reader)
+        ids = {c.id for c in storage.connections if c.topic == "/joint_states"}
+        assert len(bags._topic_chunks(storage, ids)) >= 2 if fmt == "mcap" else bags._db3_cuts(storage, ids, 2)
         for n in (2, 3):
             parts = bags._parts(reader, connections, n)
             assert len(parts) == n

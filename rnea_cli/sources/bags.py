@@ -164,36 +164,63 @@ def _parts(reader, connections, workers):
     or MCAP with its chunk index), which each worker opens in a moment. (A ROS 1 bag is indexed
     whole by every reader that opens it; a folder of several files is read file after file; a
     file compressed whole is decompressed by every reader; an MCAP without its index is read
-    from its start.) The parts hold about as many of the topic's messages each: an MCAP's chunk
-    index says how many each chunk holds and when; with fewer chunks than parts (or no index),
-    the topic's (else the bag's) time is split evenly."""
+    from its start.) The parts hold about as many of the topic's messages each: cut where a
+    .db3's index of log times puts the k-th n-th of the topic's messages, or where an MCAP's chunk
+    index says its chunks hold them; with fewer chunks than parts, the topic's time is split evenly
+    (the bag's, when neither index can be read)."""
     count = sum(c.msgcount for c in connections)
     n = max(1, min(workers, count // PART))
     if n == 1 or not _splittable(reader):
         return [(None, None)]
-    chunks = _topic_chunks(reader, connections[0].topic)
-    total, seen, cuts = sum(k for _, _, k in chunks), 0, []
-    for start, _, k in chunks:  # a cut at the first chunk with (cuts + 1) / n of the messages before it
-        if seen >= total * (len(cuts) + 1) / n and (not cuts or start > cuts[-1]) and len(cuts) < n - 1:
-            cuts.append(start)
-        seen += k
-    if len(cuts) < n - 1:
-        start, end = (chunks[0][0], max(e for _, e, _ in chunks)) if chunks else (reader.start_time, reader.end_time)
-        cuts = sorted({start + (end - start) * k // n for k in range(1, n)} - {start})
+    storage = _storage(reader)
+    ids = {c.id for c in getattr(storage, "connections", ()) if c.topic == connections[0].topic}
+    cuts = _db3_cuts(storage, ids, n)
+    if cuts is None:
+        chunks = _topic_chunks(storage, ids)
+        total, seen, cuts = sum(k for _, _, k in chunks), 0, []
+        for start, _, k in chunks:  # a cut at the first chunk with (cuts + 1) / n of the messages before it
+            if seen >= total * (len(cuts) + 1) / n and (not cuts or start > cuts[-1]) and len(cuts) < n - 1:
+                cuts.append(start)
+            seen += k
+        if len(cuts) < n - 1:
+            start, end = (chunks[0][0], max(e for _, e, _ in chunks)) if chunks else (reader.start_time,
+                                                                                      reader.end_time)
+            cuts = sorted({start + (end - start) * k // n for k in range(1, n)} - {start})
     bounds = [None] + cuts + [None]
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _topic_chunks(reader, topic):
-    """[(first log time, last, messages of the topic)] of an MCAP's chunks that hold the topic, in
-    time order; [] for another storage (or a rosbags whose MCAP reader looks otherwise)."""
+def _storage(reader):
+    """The one storage file (rosbags' reader of it) of a splittable ROS 2 bag."""
+    storage = reader.readers[0].storage
+    return getattr(storage, "storages", [storage])[0]
+
+
+def _db3_cuts(storage, ids, n):
+    """Sorted log times at which the topic's messages in a .db3 (channel ids `ids`) are split into
+    n parts of nearly equal count, from its index of log times; None for another storage."""
+    db = getattr(storage, "dbconn", None)
+    if db is None or not ids or not hasattr(db, "execute"):
+        return None
+    where = f"topic_id IN ({','.join('?' * len(ids))})"
     try:
-        storage = reader.readers[0].storage
-        mcap = getattr(storage, "storages", [storage])[0]
-        ids = {c.id for c in mcap.connections if c.topic == topic}
+        (count,), = db.execute(f"SELECT count(*) FROM messages WHERE {where}", tuple(ids)).fetchall()
+        cuts = {row[0] for k in range(1, n) for row in db.execute(
+            f"SELECT timestamp FROM messages WHERE {where} ORDER BY timestamp LIMIT 1 OFFSET ?",
+            (*ids, count * k // n)).fetchall()}
+        first, = db.execute(f"SELECT min(timestamp) FROM messages WHERE {where}", tuple(ids)).fetchone()
+    except Exception:  # apsw's errors, or a schema other than ROS 2's: split by time instead
+        return None
+    return sorted(c for c in cuts if c > first)
+
+
+def _topic_chunks(storage, ids):
+    """[(first log time, last, messages of the topic)] of an MCAP's chunks that hold the topic
+    (channel ids `ids`), in time order; [] for another storage."""
+    try:
         chunks = [(c.message_start_time, c.message_end_time, sum(c.channel_count.get(i, 0) for i in ids))
-                  for c in mcap.chunks]
-    except (AttributeError, IndexError, TypeError):
+                  for c in storage.chunks]
+    except (AttributeError, TypeError):
         return []
     return sorted(chunk for chunk in chunks if chunk[2])
 
