@@ -168,6 +168,11 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     q is column-major ((N, n) with each joint's column contiguous).
     """
     q, qd, qdd, single, base, f_ext, gravity = _checked(model, q, qd, qdd, base, f_ext, gravity)
+    if len(q) == 1:  # one sample worked as two: BLAS multiplies a lone vector another way, with other rounding
+        result = inverse_dynamics(model, *_twice(q, qd, qdd), gravity=gravity, base=base and _twice(*base),
+                                  f_ext={b: _twice(w)[0] for b, w in f_ext.items()}, wrenches=wrenches,
+                                  workspace=workspace)
+        return Dynamics(*(None if x is None else x[0] if single else x[:1] for x in result))
     workspace = workspace if workspace is not None and workspace.model is model else Workspace(model)
     plan, N = workspace.plan, q.shape[0]
     if plan.fixed and any(np.any(x[:, plan.fixed] != 0) for x in (q, qd, qdd)):
@@ -177,32 +182,36 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
                    np.empty((N, 6)) if base is not None else None,
                    np.empty((N, model.n, 6)) if wrenches else None)
 
-    size = CHUNK
-    if threads > 1 and N > CHUNK:  # tasks of about THREADED_CHUNK samples, at least one per thread, evenly
-        tasks = max(threads, -(-N // THREADED_CHUNK))
-        size = -(-N // tasks)
+    if N == 0:
+        return out
+    threaded = threads > 1 and N > CHUNK
+    tasks = -(-N // (THREADED_CHUNK if threaded else CHUNK))  # chunks of at most that many samples,
+    tasks = min(max(tasks, threads) if threaded else tasks, N // 2)  # at least one a thread, never of one sample
+    bounds = [N * k // tasks for k in range(tasks + 1)]  # near-equal lengths
 
-    def chunk(start):
-        rows = slice(start, min(start + size, N))
-        buffers = workspace.take(min(N, size), wrenches)
+    def chunk(k):
+        rows = slice(bounds[k], bounds[k + 1])
+        buffers = workspace.take(-(-N // tasks), wrenches)
         try:
-            _chunk(plan, buffers.view(rows.stop - start), rows, q, qd, qdd, gravity, base, f_ext, out)
+            _chunk(plan, buffers.view(rows.stop - rows.start), rows, q, qd, qdd, gravity, base, f_ext, out)
         finally:
             workspace.give_back(buffers)
 
-    starts = range(0, N, size)
     with blas.one_thread():
-        if threads > 1 and len(starts) > 1:
+        if threaded and tasks > 1:
             from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(min(threads, len(starts)), thread_name_prefix="rnea-engine") as pool:
-                list(pool.map(chunk, starts))
+            with ThreadPoolExecutor(min(threads, tasks), thread_name_prefix="rnea-engine") as pool:
+                list(pool.map(chunk, range(tasks)))
         else:
-            for start in starts:
-                chunk(start)
-    if single:
-        return Dynamics(*(None if x is None else x[0] for x in out))
+            for k in range(tasks):
+                chunk(k)
     return out
+
+
+def _twice(*arrays):
+    """Each (1, ...) array as two copies of its sample."""
+    return [np.concatenate([x, x]) for x in arrays]
 
 
 def _checked(model, q, qd, qdd, base, f_ext, gravity):

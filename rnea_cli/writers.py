@@ -275,15 +275,25 @@ class TableWriter:
 
     def __exit__(self, kind, error, trace):
         if kind is None:
-            self.close()
-            return
-        if self._pool is not None:  # an error: no more output than was already on its way
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._arrow is not None and hasattr(self._arrow, "is_open"):
-            # an error: the file is dropped, so its Parquet writer must not write a footer into it later
-            # (at garbage collection, into a closed file: "Exception ignored" on stderr)
-            self._arrow.is_open = False
-            self._arrow = None
+            try:
+                self.close()
+                return
+            except BaseException:  # a failed write, or Ctrl-C while the last blocks are written
+                self._drop()
+                raise
+        self._drop()
+
+    def _drop(self):
+        """After an error: no more output than was already on its way, and no Parquet footer later."""
+        try:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            if self._arrow is not None and hasattr(self._arrow, "is_open"):
+                # the file is dropped, so its Parquet writer must not write a footer into it later
+                # (at garbage collection, into a closed file: "Exception ignored" on stderr)
+                self._arrow.is_open = False
+                self._arrow = None
 
     def close(self):
         try:

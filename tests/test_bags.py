@@ -355,6 +355,28 @@ def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 152
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
+def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
+    """The first part (read here) holds a bad message, the first of all: the error comes at once,
+    and the worker reading the second part is stopped, not waited for (here it never ends)."""
+    import subprocess
+    import sys
+
+    bag, times = parts_bag(bag_path(tmp_path, "mcap"), "mcap", bad_at=0.2)
+    code = ("import signal, rnea_cli.sources.bags as b; b.PART = 100\n"
+            "def forever(*a):\n    signal.pause()\n"  # the second part's worker: never done
+            "b._read_part = forever\nfrom rnea_cli.cli import run; run()")
+    try:
+        result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o",
+                                 str(tmp_path / "tau.csv")], env=dict(os.environ, RNEA_THREADS="2"),
+                                capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited for the worker of the second part")
+    index = times.index(T0 + 200_000_000 + 1)
+    assert result.returncode == 2 and f"message {index} is not a JointState" in result.stderr, result.stderr
+    assert not (tmp_path / "tau.csv").exists()
+
+
 @pytest.mark.parametrize("fmt", ["ros1", "mcap"])
 def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch):
     """NaN in one message, infinity in one of the other publisher's: each named by the message's

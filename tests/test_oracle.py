@@ -85,6 +85,30 @@ def test_a_workspace_reused_threads_and_chunk_lengths_change_no_bit(monkeypatch)
     np.testing.assert_array_equal(W, engine.inverse_dynamics(load_urdf(xml), *motions[0], wrenches=True).joint_wrenches)
 
 
+def test_a_samples_torques_are_the_same_bits_in_any_chunk_of_any_length(monkeypatch):
+    """A sample alone, or in a call of any length cut into chunks (of at least two samples: BLAS
+    multiplies a lone vector another way) on any number of threads, gives the bits it gets in one
+    long call; the joint wrenches and a floating base's wrench too."""
+    xml, _ = random_urdf(6, n_links=7)
+    model = load_urdf(xml)
+    monkeypatch.setattr(engine, "CHUNK", 16)
+    monkeypatch.setattr(engine, "THREADED_CHUNK", 32)
+    rng = np.random.default_rng(5)
+    motion = random_motion(rng, 200, model.n)
+    base = [np.column_stack([rng.normal(size=(200, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (200, 1))]),
+            rng.normal(size=(200, 6)), rng.normal(size=(200, 6))]
+    whole = engine.inverse_dynamics(model, *motion, base=base, wrenches=True)
+    for N in (1, 2, 3, 17, 33, 65, 200):
+        for threads in (1, 2, 3, 80):
+            part = engine.inverse_dynamics(model, *(x[:N] for x in motion), base=[b[:N] for b in base],
+                                           wrenches=True, threads=threads)
+            for got, expected in zip(part, whole):
+                np.testing.assert_array_equal(got, expected[:N], err_msg=f"{N} samples on {threads} threads")
+    alone = engine.inverse_dynamics(model, *(x[-1] for x in motion), base=[b[-1] for b in base], wrenches=True)
+    for got, expected in zip(alone, whole):
+        np.testing.assert_array_equal(got, expected[-1])
+
+
 def test_column_major_input_gives_the_same_torques(monkeypatch):
     """The CLI passes (N, n) views of (n, N) arrays: the same numbers as row-major arrays (also
     against Pinocchio, with a short last chunk), laid out like the input."""

@@ -377,7 +377,7 @@ def test_trailing_blank_lines_yaml_exponents_and_colons_in_csv_headers(tmp_path)
 
 
 def test_yaml_keys_that_are_not_strings_are_named_as_yaml_writes_them(tmp_path):
-    """A null, boolean or number key under q is no joint: the notice spells it as the file does."""
+    """A null, boolean or number key under q is no joint: the notice spells it as YAML does."""
     import yaml
 
     doc = yaml.safe_load(pathlib.Path(str(ROBOTS / "planar2_traj.yaml")).read_text())

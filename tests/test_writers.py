@@ -168,8 +168,11 @@ def test_a_signal_mid_write_leaves_nothing_behind(tmp_path, signum, status, name
         assert proc.stderr.read().decode() == "rnea: interrupted\n"
 
 
-def test_a_dropped_parquet_output_says_nothing_later(tmp_path):
-    """Interrupted mid-write, the file is dropped: its writer must not write a footer into the closed
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("when", ["while computing", "while the last block is written"])
+def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when):
+    """Interrupted mid-run (Ctrl-C while a block is computed, or while close() waits for the writer
+    thread's last block), the file is dropped: its writer must not write a footer into the closed
     file when it is collected (Python would print 'Exception ignored in ParquetWriter.__del__'; an
     Arrow IPC writer writes nothing when collected)."""
     fmt = "parquet"
@@ -177,14 +180,31 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path):
 
     from rnea_cli.writers import TableWriter
 
+    class Interrupted:  # the last block's future, waited for by close() when Ctrl-C comes
+        def __init__(self, job):
+            self.job = job
+
+        def done(self):
+            return False
+
+        def result(self):
+            self.job.result()
+            raise KeyboardInterrupt
+
     unraisable = []
     hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
     try:
         stream = open(tmp_path / f"o.{fmt}", "wb")
         with pytest.raises(KeyboardInterrupt):
-            with TableWriter(stream, fmt, ["a", "b"], [("a",), ("b",)]) as writer:
+            with TableWriter(stream, fmt, ["a", "b"], [("a",), ("b",)], background=background) as writer:
                 writer.write(np.ones((10, 2)))
-                raise KeyboardInterrupt
+                if when == "while computing":
+                    raise KeyboardInterrupt
+                if not background:
+                    raise KeyboardInterrupt  # (nothing is waited for without a writer thread)
+                job, size = writer._pending[-1]
+                writer._pending[-1] = (Interrupted(job), size)
+        assert writer._arrow is None
         stream.close()
         del writer
         gc.collect()

@@ -86,7 +86,7 @@ def _samples_to_columns(doc, label):
 
 
 def _key(name):
-    """A mapping key as the document wrote it: YAML's null and booleans as YAML spells them."""
+    """A mapping key for a notice: null and booleans in YAML's own spelling (not Python's None, True)."""
     return "null" if name is None else str(name).lower() if isinstance(name, bool) else str(name)
 
 
