@@ -309,7 +309,7 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     reader = bags._open_reader(writer.writer.path, "run")
     try:
         connections = [c for c in reader.connections if c.topic == "/joint_states"]
-        storage = bags._storage(reader)
+        storage = bags._storage_files(reader)[0]
         ids = {c.id for c in storage.connections if c.topic == "/joint_states"}
         assert len(bags._topic_chunks(storage, ids)) >= 2 if fmt == "mcap" else bags._db3_cuts(storage, ids, 2)
         for n in (2, 3):

@@ -172,16 +172,12 @@ def _parts(reader, connections, workers):
     n = max(1, min(workers, count // PART))
     if n == 1 or not _splittable(reader):
         return [(None, None)]
-    storage = _storage(reader)
+    storage = _storage_files(reader)[0]
     ids = {c.id for c in getattr(storage, "connections", ()) if c.topic == connections[0].topic}
     cuts = _db3_cuts(storage, ids, n)
     if cuts is None:
         chunks = _topic_chunks(storage, ids)
-        total, seen, cuts = sum(k for _, _, k in chunks), 0, []
-        for start, _, k in chunks:  # a cut at the first chunk with (cuts + 1) / n of the messages before it
-            if seen >= total * (len(cuts) + 1) / n and (not cuts or start > cuts[-1]) and len(cuts) < n - 1:
-                cuts.append(start)
-            seen += k
+        cuts = _chunk_cuts(chunks, n)
         if len(cuts) < n - 1:
             start, end = (chunks[0][0], max(e for _, e, _ in chunks)) if chunks else (reader.start_time,
                                                                                       reader.end_time)
@@ -190,10 +186,10 @@ def _parts(reader, connections, workers):
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _storage(reader):
-    """The one storage file (rosbags' reader of it) of a splittable ROS 2 bag."""
+def _storage_files(reader):
+    """rosbags' readers of the storage files of a ROS 2 bag's one reader."""
     storage = reader.readers[0].storage
-    return getattr(storage, "storages", [storage])[0]
+    return getattr(storage, "storages", [storage])  # a folder's storage files, or the file itself
 
 
 def _db3_cuts(storage, ids, n):
@@ -204,7 +200,7 @@ def _db3_cuts(storage, ids, n):
         return None
     where = f"topic_id IN ({','.join('?' * len(ids))})"
     try:
-        (count,), = db.execute(f"SELECT count(*) FROM messages WHERE {where}", tuple(ids)).fetchall()
+        count, = db.execute(f"SELECT count(*) FROM messages WHERE {where}", tuple(ids)).fetchone()
         cuts = {row[0] for k in range(1, n) for row in db.execute(
             f"SELECT timestamp FROM messages WHERE {where} ORDER BY timestamp LIMIT 1 OFFSET ?",
             (*ids, count * k // n)).fetchall()}
@@ -212,6 +208,16 @@ def _db3_cuts(storage, ids, n):
     except Exception:  # apsw's errors, or a schema other than ROS 2's: split by time instead
         return None
     return sorted(c for c in cuts if c > first)
+
+
+def _chunk_cuts(chunks, n):
+    """Up to n - 1 cuts at chunk starts: each at the first chunk with (cuts + 1) / n of the messages before it."""
+    total, seen, cuts = sum(k for _, _, k in chunks), 0, []
+    for start, _, k in chunks:
+        if len(cuts) < n - 1 and seen >= total * (len(cuts) + 1) / n and (not cuts or start > cuts[-1]):
+            cuts.append(start)
+        seen += k
+    return cuts
 
 
 def _topic_chunks(storage, ids):
@@ -229,9 +235,8 @@ def _splittable(reader):
     try:
         if not reader.is2 or len(reader.readers) != 1:
             return False
-        storage = reader.readers[0].storage
-        files = getattr(storage, "storages", [storage])  # a folder's storage files
-        metadata = getattr(storage, "metadata", None)
+        files = _storage_files(reader)
+        metadata = getattr(reader.readers[0].storage, "metadata", None)
         if len(files) != 1 or getattr(metadata, "compression_mode", "") == "file":
             return False
         return not hasattr(files[0], "chunks") or bool(files[0].chunks)

@@ -159,15 +159,18 @@ def _numbers(M, layout, ros1):
     return (sec * 1_000_000_000 + nsec, *arrays)
 
 
+def in_order(x, names, order):
+    """The columns of x, one per name in `names`, in the order of `order` (x itself when it is the same)."""
+    return x if tuple(names) == tuple(order) else x[:, [names.index(n) for n in order]]
+
+
 def _merged(blocks, offset):
     """One Decoded from the blocks of one name set, columns in the first block's name order."""
     names = blocks[0][0].names
     columns = {"position": [], "velocity": [], "effort": []}
     for layout, *_, position, velocity, effort in blocks:
-        perm = [layout.names.index(name) for name in names]
         for key, x in (("position", position), ("velocity", velocity), ("effort", effort)):
-            same = perm == list(range(len(names)))
-            columns[key].append(None if x.shape[1] != len(names) else x if same else x[:, perm])
+            columns[key].append(None if x.shape[1] != len(names) else in_order(x, layout.names, names))
     index = np.concatenate([b[1] for b in blocks])
     order = slice(None) if len(blocks) == 1 else np.argsort(index, kind="stable")  # one block: in order
 

@@ -23,12 +23,11 @@ def by_names(decoded):
     out = []
     for batches in groups.values():
         names = batches[0].names
-        perms = [None if b.names == names else [b.names.index(n) for n in names] for b in batches]
 
         def joined(key):
             parts = [getattr(b, key) for b in batches]
-            return None if any(p is None for p in parts) else np.concatenate([p if k is None else p[:, k]
-                                                                              for p, k in zip(parts, perms)])
+            return None if any(p is None for p in parts) else np.concatenate(
+                [jointstate.in_order(p, b.names, names) for p, b in zip(parts, batches)])
 
         out.append(jointstate.Decoded(names, np.concatenate([b.index for b in batches]),
                                       np.concatenate([b.log_time for b in batches]),
@@ -40,7 +39,7 @@ def by_names(decoded):
 def merge(groups, label, where, coords, want_effort):
     needed = coords.joint_names
     notices = []
-    carries = [sum(name in set(g.names) for name in needed) for g in groups]
+    carries = [len(set(needed) & set(g.names)) for g in groups]  # (the robot's joint names are unique)
     if not any(carries):
         raise TrajectoryError(label, where, f"no message names a joint of the robot (it publishes "
                                             f"{_listed(groups[0].names, 8)})")
