@@ -46,6 +46,25 @@ def test_many_files_give_the_bytes_of_one_at_a_time(tmp_path, inputs):
     assert parquet.exit_code == 0 and sorted(os.listdir(tmp_path / "pq")) == ["a.parquet", "b.parquet"]
 
 
+def test_many_files_read_their_robot_once_and_a_later_run_reads_it_again(tmp_path, inputs, monkeypatch):
+    import rnea_cli.robot
+
+    loads = []
+    load_robot = rnea_cli.robot.load_robot
+    monkeypatch.setattr(rnea_cli.robot, "load_robot", lambda *a, **k: loads.append(a) or load_robot(*a, **k))
+    robot = tmp_path / "arm.urdf"
+    robot.write_text(ARM.read_text())
+    result = run("torques", robot, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == 0 and len(loads) == 1
+    first = (tmp_path / "out" / "a.csv").read_text()
+    before, mass, after = ARM.read_text().rpartition('<mass value="')  # the last link's: a payload
+    heavier = before + mass + "2" + after
+    robot.write_text(heavier)
+    result = run("torques", robot, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == 0 and len(loads) == 2
+    assert (tmp_path / "out" / "a.csv").read_text() != first
+
+
 def test_check_over_many_files(tmp_path, inputs):
     """Exit 1 when one file breaks a limit (2 would be a bad input); one JUnit testsuite per file,
     JSON as a list, GitHub annotations naming each file."""

@@ -12,6 +12,7 @@ import click
 
 from ..errors import RneaError, printable
 from ..workers import one_thread, parallel, usable_cores
+from . import common
 
 CURRENT = {}  # what the command of a worker opened: {"run": Run, "check": LimitCheck}
 WRITES = {"torques": "csv", "wrenches": "csv", "compare": "csv", "report": "html", "plot": "png"}
@@ -73,7 +74,11 @@ def _extension(name, params):
 def _run_all(work, jobs):
     """The results of the work, in order: in `jobs` worker processes, or here for one job."""
     one_thread()  # here too: with several files the parallel work is the files'
-    return parallel(_one, [(job,) for job in work], jobs)
+    common.MODELS = {}  # the robot read once per process (forked workers start with the parent's)
+    try:
+        return parallel(_one, [(job,) for job in work], jobs)
+    finally:
+        common.MODELS = None
 
 
 def _one(job):

@@ -1,6 +1,7 @@
 """What the commands share: their options, the consoles, and `open_run` (robot, trajectory, pipeline)."""
 
 import os
+import stat
 import time as _time
 import warnings
 from dataclasses import dataclass
@@ -167,18 +168,38 @@ class Later:
         self.lines = []
 
 
+MODELS = None  # {key: Model} while many files run (cli/batch.py): their one robot is read once per process
+
+
 def load_model(options, console, fixed_joints=False):
     """The robot of the command's ROBOT options, its warnings said once."""
     from ..robot import load_robot
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = load_robot(options["robot"], xacro_args=options["xacro_args"],
-                           package_paths=options["package_paths"], fixed_joints=fixed_joints)
+    key = _model_key(options, fixed_joints) if MODELS is not None else None
+    model = MODELS.get(key) if key is not None else None
+    if model is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = load_robot(options["robot"], xacro_args=options["xacro_args"],
+                               package_paths=options["package_paths"], fixed_joints=fixed_joints)
+        if key is not None:
+            MODELS[key] = model
     if not fixed_joints:
         for text in model.warnings:
             say(console, f"warning: {text}")
     return model
+
+
+def _model_key(options, fixed_joints):
+    """What a loaded robot depends on: its file as it is now (a regular file only) and the options."""
+    try:
+        st = os.stat(options["robot"])
+    except (OSError, TypeError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None  # a pipe, a device: read each time
+    return (os.path.realpath(options["robot"]), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+            tuple(options["xacro_args"] or ()), tuple(options["package_paths"] or ()), fixed_joints)
 
 
 @dataclass
