@@ -72,9 +72,10 @@ class Pipeline:
         self.split, self.threads = split, threads
         self.workspace = Workspace(fixed.model if fixed is not None else model, wrenches=wrenches)
         m = self.coords.n
-        self.peaks = {"tau": Peaks(m), "effort": Peaks(m)}
+        tau = Peaks(m)
+        self.peaks = {"tau": tau, "effort": tau}  # without other terms the effort is tau: one Peaks
         if self.effort_terms:
-            self.peaks |= {k: Peaks(m) for k in ("friction", "armature", "motor")}
+            self.peaks |= {k: Peaks(m) for k in ("effort", "friction", "armature", "motor")}
         if floating:
             self.peaks["base"] = Peaks(2)  # |force|, |moment|
 
@@ -207,7 +208,8 @@ class Pipeline:
     def _update(self, block):
         chunk, peaks = block.chunk, self.peaks
         peaks["tau"].update(chunk.start, chunk.time, block.tau)
-        peaks["effort"].update(chunk.start, chunk.time, block.effort)
+        if peaks["effort"] is not peaks["tau"]:
+            peaks["effort"].update(chunk.start, chunk.time, block.effort)
         for key in ("friction", "armature", "motor"):
             if key in peaks and getattr(block, key) is not None:
                 peaks[key].update(chunk.start, chunk.time, getattr(block, key))
