@@ -71,7 +71,10 @@ class _Duplicate(Exception):
 
 
 def _integer(text):
-    return int(text) if len(text) <= DIGITS else float(text)
+    """An int, exact; a float when too long for one, or for a negative zero (whose sign an int drops)."""
+    if len(text) > DIGITS or (text.startswith("-") and not text.lstrip("-+0")):
+        return float(text)
+    return int(text)
 
 
 def _load_yaml(text, label, error):

@@ -4,6 +4,7 @@ error (70), a hang or a memory blow-up. One test per class of problem, then a bo
 every reader."""
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -118,6 +119,21 @@ def test_odd_documents_are_one_line(tmp_path, name, data, needle):
     path = tmp_path / name
     path.write_text(data)
     one_line_error(run("torques", PLANAR, path, "--dt", "0.01"), needle)
+
+
+@pytest.mark.parametrize("name, data", [
+    ("zero.yaml", "time: [-0, 1, 2]\nq: {shoulder: [-0, 0, -00], elbow: [0, 1, 2]}\n"),
+    ("zero.json", '{"time": [-0, 1, 2], "q": {"shoulder": [-0, 0, -0], "elbow": [0, 1, 2]}}'),
+])
+def test_a_negative_zero_written_as_an_integer_keeps_its_sign(tmp_path, name, data):
+    from rnea_cli.safeload import load
+
+    doc = load(data.encode(), name, name.rsplit(".", 1)[1])
+    assert [math.copysign(1, x) for x in doc["q"]["shoulder"]] == [-1, 1, -1]
+    path = tmp_path / name
+    path.write_text(data)
+    out = run("torques", PLANAR, path, "-q")
+    assert out.exit_code == 0 and out.stdout.splitlines()[1].startswith("-0.0,"), out.stdout
 
 
 def test_integers_of_thousands_of_digits_in_a_limits_file(tmp_path):
