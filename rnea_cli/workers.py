@@ -15,6 +15,9 @@ import threading
 from .errors import RneaError
 
 
+_IN_WORKER = False  # this process is a worker of `parallel`: it starts none of its own
+
+
 def usable_cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -26,7 +29,7 @@ def parallel(function, work, jobs, here=None, fork=False):
     exception of a job is raised here (the first that comes back); on one, on Ctrl-C, or when a
     worker dies, the other workers are stopped before they write anything."""
     first = [] if here is None else [here]
-    if jobs <= 1 or len(work) + len(first) <= 1:
+    if jobs <= 1 or len(work) + len(first) <= 1 or _IN_WORKER:  # (a worker's own work runs in it)
         return [call() for call in first] + [function(*args) for args in work]
     import multiprocessing
 
@@ -137,6 +140,8 @@ def _start(parent):
     """A worker ends with its parent, however the parent ends (Linux: SIGTERM on its death), so
     that no output is written after the command is over. Ctrl-C is the parent's to handle: it
     stops the workers, which say nothing (no traceback of an idle worker interrupted)."""
+    global _IN_WORKER
+    _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_thread()
     try:

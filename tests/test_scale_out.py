@@ -86,9 +86,36 @@ def test_check_over_many_files(tmp_path, inputs):
     assert bad.exit_code == 2 and json.loads(bad.stdout)[3]["error"].startswith("rnea: error:")
 
 
+def test_reports_and_plots_of_many_files_in_workers_are_those_of_one_at_a_time(tmp_path, inputs):
+    """(A worker draws in itself: a worker process may start none of its own.)"""
+    pytest.importorskip("matplotlib")
+    for command, name in (("report", "a.html"), ("plot", "a.png")):
+        result = run(command, ARM, *inputs[:2], "--output-dir", tmp_path / command, "--jobs", "2")
+        assert result.exit_code == 0 and sorted(os.listdir(tmp_path / command)) == [name, "b" + name[1:]], result.stderr
+        alone = tmp_path / ("alone-" + name)
+        assert run(command, ARM, inputs[0], "-o", alone, "-q").exit_code == 0
+        assert (tmp_path / command / name).read_bytes() == alone.read_bytes()
+    assert "Missing option '-o'" in run("report", ARM, inputs[0]).stderr
+
+
+def test_a_bug_in_one_file_of_many_is_exit_70_and_failed(tmp_path, inputs, monkeypatch):
+    import rnea_cli.pipeline
+
+    def broken(self, chunk, traj):
+        raise AssertionError("a bug")
+
+    monkeypatch.setattr(rnea_cli.pipeline.Pipeline, "compute", broken)
+    result = run("torques", ARM, *inputs, "--output-dir", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == 70, result.stderr  # before the bad input's 2: a bug of ours is never green
+    assert [line.split()[-1] for line in result.stderr.splitlines()[-4:]] == ["failed", "failed", "failed", "input"]
+    assert os.listdir(tmp_path / "out") == []
+
+
 def test_many_file_usage_errors(tmp_path, inputs):
     result = run("torques", ARM, *inputs[:2])
     assert result.exit_code == 2 and "give --output-dir" in result.stderr
+    result = run("torques", ARM, *inputs[:2], "-o", tmp_path / "x.csv", "--output-dir", tmp_path / "out")
+    assert result.exit_code == 2 and "-o with several trajectories" in result.stderr
     twin = tmp_path / "twin"
     twin.mkdir()
     (twin / "a.csv").write_text(inputs[0].read_text())

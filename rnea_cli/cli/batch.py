@@ -32,7 +32,7 @@ def batchable(callback):
 def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (callback: the worker finds it by name)
     name = ctx.command.name
     writes = name in WRITES and (output_dir is not None or name not in OPTIONAL)
-    if params.get("output") not in (None, "-") and (name not in WRITES or name in OPTIONAL):
+    if params.get("output") not in (None, "-") and name != "plot":  # (plot's -o: only the figures' format)
         raise click.UsageError("-o with several trajectories: give --output-dir instead")
     if writes and output_dir is None:
         raise click.UsageError(f"rnea {name} with several trajectories writes one output each: give --output-dir")
@@ -55,7 +55,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
     results = _run_all(work, jobs)
     _gather(name, params, files, results, output_dir)
     codes = [code for code, *_ in results]
-    ctx.exit(2 if 2 in codes else 1 if 1 in codes else 0)
+    ctx.exit(next((code for code in (70, 2, 1) if code in codes), max(codes)))  # a bug of ours first, then bad input
 
 
 def _stem(path):
@@ -108,10 +108,10 @@ def _one(job):
 
 def _summary(code, errors):
     run, check = CURRENT.get("run"), CURRENT.get("check")
-    if code == 2 or run is None:
+    if code not in (0, 1) or run is None:
         lines = [line for line in errors.splitlines() if line.startswith("rnea: ")]
         return {"samples": None, "use": None, "joint": None,
-                "verdict": "bad input" if lines else "failed", "error": lines[-1] if lines else errors.strip()}
+                "verdict": "bad input" if code == 2 and lines else "failed", "error": lines[-1] if lines else errors.strip()}
     samples = run.pipeline.peaks["effort"].count
     if check is not None and check.checks:
         worst = max(check.checks, key=lambda c: c.utilisation)

@@ -10,6 +10,11 @@ from ..errors import RneaError
 HINT = "needs matplotlib: pip install 'rnea-cli[report]' (or matplotlib)"
 
 
+def _need_output(output):
+    if output is None:
+        raise click.UsageError("Missing option '-o' / '--output' (or --output-dir, for several trajectories).")
+
+
 def need_matplotlib(command):
     try:
         import matplotlib  # noqa: F401
@@ -20,7 +25,7 @@ def need_matplotlib(command):
 @main.command()
 @trajectory_options
 @limit_options
-@click.option("-o", "--output", required=True, metavar="FILE.html", help="The report to write.")
+@click.option("-o", "--output", metavar="FILE.html", help="The report to write (several TRAJ: --output-dir).")
 @click.option("--strict", is_flag=True, help="A joint without a limit for a quantity is a failure.")
 @actuator_options("Effort is the rigid-body torque plus the URDF's <dynamics damping friction>.",
                   "YAML per joint (as for check): motor operating points, envelope and power are drawn.")
@@ -31,6 +36,7 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     as for check (the report is written either way)."""
     import os
 
+    _need_output(output)
     if output != "-" and os.path.splitext(output)[1].lower() not in (".html", ".htm"):
         raise RneaError(output, None, "the report's name must end in .html (it is an HTML page; - for stdout)")
     need_matplotlib("report")
@@ -54,7 +60,8 @@ def report(output, strict, friction, actuators_file, quiet, **options):
 @main.command()
 @trajectory_options
 @limit_options
-@click.option("-o", "--output", required=True, metavar="FILE.png|svg|pdf", help="The figure to write.")
+@click.option("-o", "--output", metavar="FILE.png|svg|pdf",
+              help="The figure to write (several TRAJ: --output-dir, and -o only for the format).")
 @click.option("--joints", metavar="J1,J2,...", help="The joints to draw (default: all).")
 @click.option("--quantity", type=click.Choice(["torque", "velocity", "position", "power"]), default="torque",
               show_default=True)
@@ -63,6 +70,7 @@ def report(output, strict, friction, actuators_file, quiet, **options):
 @quiet_option
 def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
     """One figure of a quantity over time, for a slide or a paper, with the limit lines."""
+    _need_output(output)
     need_matplotlib("plot")
     import os
 
