@@ -58,6 +58,11 @@ def joint_limits(model, overrides=None, source=None):
         if lim.lower is not None and lim.upper is not None and lim.lower >= lim.upper:
             raise RneaError(source, joint.name, f"lower {lim.lower:g} is not below upper {lim.upper:g} "
                                                 "(with the URDF's limits)")
+        if (lim.lower is None) != (lim.upper is None):  # (only an override leaves one: a URDF gives both)
+            given, value = ("upper", lim.upper) if lim.lower is None else ("lower", lim.lower)
+            raise RneaError(source, joint.name, f"{given} is {value:g} but {'lower' if given == 'upper' else 'upper'} "
+                                                "is null: a position limit has both bounds (null both to check no "
+                                                "position)")
         limits.append(lim)
     return limits, notes
 

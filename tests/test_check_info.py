@@ -221,6 +221,9 @@ def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
     ("arm7_joint1: {lower: 0.5, upper: 0.5}\n", "limits.yaml: arm7_joint1: lower 0.5 is not below upper 0.5"),
     ("arm7_joint2: {upper: -5}\n", "limits.yaml: arm7_joint2: lower -2.0944 is not below upper -5 (with the URDF"),
     ("arm7_joint1: [1\n", "limits.yaml: line 2, column 1: invalid YAML"),
+    ("arm7_joint5: {lower: null, upper: -1.0}\n", "limits.yaml: arm7_joint5: upper is -1 but lower is null: a "
+                                                  "position limit has both bounds"),
+    ("arm7_joint5: {upper: null}\n", "limits.yaml: arm7_joint5: lower is -2.96706 but upper is null"),
 ])
 def test_bad_limits_file_exits_2(tmp_path, text, message):
     result = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, text))
