@@ -56,6 +56,8 @@ def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=Fals
             chunks = _continuous_quaternions(chunks)
         chunks = _differentiate(chunks, traj)
         traj.notices.append(f"{source} and time by second-order finite differences")
+    elif traj.has_time and dt is None:
+        chunks = _forward_in_time(chunks, traj)
     traj.chunks = chunks
     return traj
 
@@ -165,16 +167,30 @@ def base_twist(t, pose):
     return np.concatenate([omega, v], axis=1)
 
 
-def check_time(traj, c, previous=None):
-    """Time increases strictly within chunk c and from the `previous` time (for derivatives)."""
+def check_time(traj, c, previous=None, strict=True):
+    """Time increases strictly within chunk c and from the `previous` time (for derivatives); not
+    strict: it may repeat, but never goes back."""
     t = c.time if previous is None else np.concatenate([[previous], c.time])
-    bad = np.flatnonzero(~(np.diff(t) > 0))
+    steps = np.diff(t)
+    bad = np.flatnonzero(~(steps > 0) if strict else ~(steps >= 0))
     if bad.size:
         k = int(bad[0]) + (1 if previous is None else 0)
         before = float(c.time[k - 1]) if k > 0 else float(previous)
-        raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} is not after the "
-                                                                   f"previous time {before!r} (time must increase "
-                                                                   "to derive velocities)")
+        why = ("is not after", "time must increase to derive velocities") if strict else (
+            "is before", "time may repeat but not go back")
+        raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} {why[0]} the previous "
+                                                                   f"time {before!r} ({why[1]})")
+
+
+def _forward_in_time(chunks, traj):
+    """The chunks, their time (not differentiated: the rates are given) checked never to go back,
+    as the thermal windows and the times of peaks need."""
+    previous = None
+    for c in chunks:
+        if c.time is not None and len(c):
+            check_time(traj, c, previous, strict=False)
+            previous = c.time[-1]
+        yield c
 
 
 def _differentiate(chunks, traj):

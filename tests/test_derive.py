@@ -82,3 +82,32 @@ def test_qdd_derived_from_given_qd(tmp_path):
     traj, data, _ = read_all(tmp_path / "v.csv", model)
     assert traj.derived == ("qdd",)
     np.testing.assert_allclose(data["qdd"], np.column_stack([np.full(21, 2.0), 2 * t]), atol=1e-9)
+
+
+def test_a_given_rates_time_may_repeat_but_never_go_back(tmp_path):
+    """With qd and qdd in the file, time is not differentiated, yet peaks' times and thermal windows
+    read it: it is checked across blocks too (a step back just after the first block of 8 MB)."""
+    import polars as pl
+
+    from conftest import run
+    from rnea_cli.sources.csvfile import BLOCK_BYTES
+
+    frame = pl.read_csv(ROBOTS / "arm7_traj.csv")
+    assert any(c.startswith("qdd_") for c in frame.columns)
+    rows = frame.height * (BLOCK_BYTES // len(frame.write_csv()) + 2)
+    big = pl.concat([frame] * (rows // frame.height)).with_columns(pl.Series("time", np.arange(rows) * 1e-3))
+    body = big.write_csv().encode().split(b"\n", 1)[1]
+    assert len(body) > BLOCK_BYTES + 10_000
+    cut = body[:BLOCK_BYTES].count(b"\n") + (body[BLOCK_BYTES - 1] != ord("\n"))  # the second block's first row
+    for label, k, at in (("repeat", 4, None), ("back", 4, 3), ("back_across_blocks", cut, cut - 1)):
+        t = big["time"].to_numpy().copy()
+        t[k] = t[at] - 1e-4 if at is not None else t[k - 1]
+        path = tmp_path / f"{label}.csv"
+        big.with_columns(pl.Series("time", t)).write_csv(path)
+        result = run("torques", ROBOTS / "arm7.urdf", path, "-q")
+        if at is None:
+            assert result.exit_code == 0, result.stderr
+        else:
+            assert result.exit_code == 2 and result.stderr == (
+                f"rnea: error: {path}: line {k + 2}: time {float(t[k])!r} is before the previous time {float(t[at])!r} "
+                "(time may repeat but not go back)\n"), result.stderr
