@@ -414,3 +414,10 @@ def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch
             assert (read_here[0] != (None, None)) == (workers > 1 and fmt != "ros1") and len(read_here) == 1
             assert str(caught.value).endswith(f"topic /joint_states, message {expected}: the {field} of '{joint}' is "
                                               f"not finite: {bad!r}"), str(caught.value)
+
+
+def test_a_bag_on_standard_input_is_one_line_asking_for_its_path():
+    result = run("torques", ARM, "-", "--input-format", "bag", input=(ROBOTS / "arm7_traj.csv").read_bytes())
+    assert result.exit_code == 2 and result.stderr == (
+        "rnea: error: <stdin>: a ROS bag is opened by its path (its kind is in its name, and a folder may hold "
+        "several files): give the bag's path\n")

@@ -42,6 +42,9 @@ def test_many_files_give_the_bytes_of_one_at_a_time(tmp_path, inputs):
     assert any(line.startswith(str(inputs[0])) and " 401 " in line and line.rstrip().endswith("ok") for line in lines)
     assert any(str(inputs[3]) in line and "bad input" in line for line in lines)
     assert "missing q for joints" in result.stderr
+    quiet = run("torques", ARM, *inputs, "--output-dir", tmp_path / "quiet", "--jobs", "1", "-q")
+    assert quiet.exit_code == 2 and quiet.stderr == f"rnea: error: {inputs[3]}: missing q for joints " + \
+        ", ".join(f"arm7_joint{k}" for k in range(1, 8)) + "\n", quiet.stderr  # -q: the error alone, no table
     parquet = run("torques", ARM, *inputs[:2], "--output-dir", tmp_path / "pq", "--format", "parquet")
     assert parquet.exit_code == 0 and sorted(os.listdir(tmp_path / "pq")) == ["a.parquet", "b.parquet"]
 

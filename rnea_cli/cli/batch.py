@@ -145,13 +145,12 @@ def _gather(name, params, files, results, output_dir):
             if fmt in (None, "text", "csv") and (name not in WRITES or name in OPTIONAL):  # a report, headed
                 click.echo(f"== {path}")
             click.echo(text, nl=False)
-    if params.get("quiet"):
-        return
-    for (code, _, errors, _), path in zip(results, files):
+    for (code, _, errors, _), path in zip(results, files):  # (with --quiet too: errors are always said)
         for line in errors.splitlines():
             if line.startswith("rnea: error") or line.startswith("rnea: internal"):
                 click.echo(printable(line), err=True)
-    _summary_table(files, [r[3] for r in results])
+    if not params.get("quiet"):
+        _summary_table(files, [r[3] for r in results])
 
 
 def _junit(outputs, files, results):

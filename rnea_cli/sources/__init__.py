@@ -57,6 +57,9 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
     if fmt == "bag":
         if columns:
             raise TrajectoryError(label, None, "--columns and --preset are for tables; a bag's joints go by name")
+        if path == "-":
+            raise TrajectoryError(label, None, "a ROS bag is opened by its path (its kind is in its name, and a "
+                                               "folder may hold several files): give the bag's path")
         from .bags import open_bag
 
         return open_bag(path, label, coords, layout, topic=topic, message=message, workers=workers)
