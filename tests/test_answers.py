@@ -406,6 +406,8 @@ def test_compare_measured_against_model(tmp_path, monkeypatch, block_bytes):
     worst = max(j["rms"] for j in doc["joints"])
     ok("compare", ARM, traj, "--max-rms", str(worst * 0.99), code=1)
     ok("compare", ARM, traj, "--max-rms", str(worst * 1.01))
+    both = run("compare", ARM, traj, "-o", "-", "--format", "json")  # the residuals and the report on one stdout
+    assert both.exit_code == 2 and both.stdout == "" and "give the residuals a file" in both.stderr
 
 
 def test_compare_currents_through_the_drives(tmp_path):

@@ -164,6 +164,8 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
 
     if max_rms is not None and not 0 <= max_rms < float("inf"):
         raise click.BadParameter(f"{max_rms!r} is not a finite number of at least 0", param_hint="--max-rms")
+    if output == "-":
+        raise click.BadParameter("the comparison is written to stdout: give the residuals a file", param_hint="-o")
     console = make_console(quiet=quiet)
     factors = {}
 
