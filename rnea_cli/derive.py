@@ -24,6 +24,8 @@ def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=Fals
     if dt is not None:
         chunks = _with_time(chunks, dt)
         traj.has_time = True
+    if traj.has_time:
+        chunks = _plausible_time(chunks, traj)
     if degrees:
         chunks = _to_radians(chunks, np.array([j.is_angular for j in coords.joints]))
     if floating:
@@ -180,6 +182,22 @@ def check_time(traj, c, previous=None, strict=True):
             "is before", "time may repeat but not go back")
         raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} {why[0]} the previous "
                                                                    f"time {before!r} ({why[1]})")
+
+
+MOST_TIME = 1e18  # seconds (3e10 years): beyond, a time is in other units, or its span overflows
+
+
+def _plausible_time(chunks, traj):
+    """The chunks, their times checked to lie within MOST_TIME of 0, so that every span and rate
+    of them is finite."""
+    for c in chunks:
+        bad = np.flatnonzero(~(np.abs(c.time) <= MOST_TIME))
+        if bad.size:
+            k = int(bad[0])
+            raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} s is more than "
+                                                                       f"{MOST_TIME:g} s from 0 (another unit? see "
+                                                                       "--time-unit)")
+        yield c
 
 
 def _forward_in_time(chunks, traj):

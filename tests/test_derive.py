@@ -3,6 +3,7 @@
 import importlib
 
 import numpy as np
+import pytest
 
 from conftest import ROBOTS
 from rnea_cli import load_urdf
@@ -111,3 +112,19 @@ def test_a_given_rates_time_may_repeat_but_never_go_back(tmp_path):
             assert result.exit_code == 2 and result.stderr == (
                 f"rnea: error: {path}: line {k + 2}: time {float(t[k])!r} is before the previous time {float(t[at])!r} "
                 "(time may repeat but not go back)\n"), result.stderr
+
+
+@pytest.mark.parametrize("times", ["1e308,1.7e308,1.75e308", "-1e308,0,1e308", "0,1e17,1.7e18"])
+def test_a_time_beyond_1e18_seconds_is_one_line_naming_it(tmp_path, times):
+    """(Spans of such times overflow: a run 'over inf s', a plot that cannot place its ticks.)"""
+    from conftest import run
+
+    rows = "".join(f"{t},0.1,0.2,0.3,0.4,0.5,0.6\n" for t in times.split(","))
+    path = tmp_path / "t.csv"
+    path.write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n" + rows)
+    bad = next(k for k, t in enumerate(times.split(",")) if abs(float(t)) > 1e18)
+    for command in ("torques", "check"):
+        result = run(command, ROBOTS / "planar2.urdf", path, "-q")
+        assert result.exit_code == 2 and result.stderr == (
+            f"rnea: error: {path}: line {bad + 2}: time {float(times.split(',')[bad])!r} s is more than 1e+18 s from "
+            "0 (another unit? see --time-unit)\n"), result.stderr
