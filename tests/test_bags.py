@@ -379,14 +379,14 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["ros1", "mcap"])
 def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch):
-    """NaN in one message, infinity in one of the other publisher's: each named by the message's
-    index among all the topic's messages, read by one reader or in parts."""
+    """NaN in one message's position, infinity in one of the other publisher's efforts: each named
+    by the message's index among all the topic's messages, read by one reader or in parts."""
     from rnea_cli.sources import bags
     from rnea_cli.trajectory import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)
     monkeypatch.setattr(bags, "READ_AT_ONCE", 64)  # messages counted across the batches decoded together
-    for k, (field, bad) in enumerate([("position", np.nan), ("velocity", np.inf)]):
+    for k, (field, bad) in enumerate([("position", np.nan), ("effort", np.inf)]):
         path = bag_path(tmp_path / str(k), fmt)
         path.parent.mkdir(exist_ok=True)
         writer = BagWriter(path, fmt)
@@ -397,20 +397,22 @@ def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch
             qd = QD[i].copy()
             if i == 300 and field == "position":
                 q[2], expected = bad, count
-            writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS[:6], q[:6], qd[:6]))
+            effort = qd.copy()
+            writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS[:6], q[:6], qd[:6],
+                                                                               effort[:6]))
             count += 1
             if i % 10 == 5:
-                if i == 205 and field == "velocity":
-                    qd[6], expected = bad, count
+                if i == 205 and field == "effort":
+                    effort[6], expected = bad, count
                 writer.add("/joint_states", JOINT_STATE, stamp + 1, writer.joint_state(stamp + 1, JOINTS[6:], q[6:],
-                                                                                       qd[6:]))
+                                                                                       qd[6:], effort[6:]))
                 count += 1
         writer.close()
         joint = JOINTS[2] if field == "position" else JOINTS[6]
         for workers in (1, 3):
             read_here = spy_reads(monkeypatch)
             with pytest.raises(bags.TrajectoryError) as caught:
-                open_trajectory(path, MODEL, workers=workers)
+                open_trajectory(path, MODEL, workers=workers, effort=True)
             assert (read_here[0] != (None, None)) == (workers > 1 and fmt != "ros1") and len(read_here) == 1
             assert str(caught.value).endswith(f"topic /joint_states, message {expected}: the {field} of '{joint}' is "
                                               f"not finite: {bad!r}"), str(caught.value)
@@ -421,3 +423,16 @@ def test_a_bag_on_standard_input_is_one_line_asking_for_its_path():
     assert result.exit_code == 2 and result.stderr == (
         "rnea: error: <stdin>: a ROS bag is opened by its path (its kind is in its name, and a folder may hold "
         "several files): give the bag's path\n")
+
+
+@pytest.mark.parametrize("fmt", ["ros1", "mcap"])
+def test_velocities_that_are_not_finite_are_derived_from_the_positions(tmp_path, fmt):
+    """Drivers publish NaN for a velocity they do not know: qd is then derived, as for messages
+    without velocities, and the torques are those of the positions alone."""
+    qd = QD.copy()
+    qd[::7, 3] = np.nan
+    ours, report = torques(ARM, write_joint_states(bag_path(tmp_path, fmt), fmt, JOINTS, TIME, Q, qd))
+    expected, _ = torques(ARM, csv_of(tmp_path, TIME, Q))
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)  # (time from int ns here)
+    assert "velocities from the messages" not in report
+    assert f"the velocity of '{JOINTS[3]}' is not finite in {len(qd[::7])} messages: qd and qdd are derived" in report

@@ -2,7 +2,7 @@
 
 sensor_msgs/JointState: joints matched by name, decoded in bulk (jointstate.py), the messages of
 several publishers put onto one time base (publishers.py). Velocity gives qd where every joint
-has one (else qd and qdd are derived); effort is kept as the measured effort.
+has one, finite (else qd and qdd are derived); effort is kept as the measured effort.
 
 trajectory_msgs/JointTrajectory (and moveit_msgs/DisplayTrajectory, whose definition ROS 2 bags
 and MCAP carry): the points of one message (the last by default), with their positions,

@@ -81,6 +81,11 @@ def merge(groups, label, where, coords, want_effort):
                 break
             x = values[:, g.names.index(name)]
             used = keep if g is base else slice(None)
+            if key == "qd" and not np.isfinite(x[used]).all():  # a driver's NaN for "unknown": derived, as if absent
+                notices.append(f"the velocity of {shown(name)} is not finite in {int((~np.isfinite(x[used])).sum())} "
+                               "messages: qd and qdd are derived from the positions")
+                columns = None
+                break
             if not np.isfinite(x[used]).all():
                 k = int(np.flatnonzero(~np.isfinite(x[used]))[0])
                 raise TrajectoryError(label, f"{where}, message {int(g.index[used][k])}",
