@@ -22,6 +22,20 @@ def add_row(table, *cells):
     table.add_row(*(Text(printable(c, 500)) if isinstance(c, str) else c for c in cells))
 
 
+def print_whole(console, table):
+    """Print a table at its natural width even on a narrower terminal (whose lines then wrap): rich
+    would squeeze its columns to the terminal's width, down to nothing for the first."""
+    from rich.measure import Measurement
+
+    needed = Measurement.get(console, console.options.update(width=10_000), table).maximum
+    width = console.width
+    console.width = max(width, needed)  # (print's own width= is capped at the console's)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def fmt(x, digits=4):
     return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
 

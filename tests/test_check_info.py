@@ -310,3 +310,28 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     assert (follower.name, "position") in found
     efforts = [c["joint"] for c in doc["checks"] if c["quantity"] == "effort"]
     assert follower.mimic.joint in efforts and follower.name not in efforts
+
+
+def test_on_a_narrow_terminal_the_check_table_keeps_every_cell_and_no_sparklines(monkeypatch):
+    """(rich would squeeze the table to 80 columns, the joint column to nothing; the sparklines
+    are drawn only where they fit beside it.)"""
+    import io
+
+    from rich.console import Console
+
+    import rnea_cli.cli.common as common
+
+    screens = []
+
+    def terminal(stderr=True, quiet=False):
+        screens.append(Console(file=io.StringIO(), width=80, force_terminal=True, stderr=stderr, color_system=None))
+        return screens[-1]
+
+    monkeypatch.setattr(common, "make_console", terminal)
+    monkeypatch.setattr("rnea_cli.cli.check.make_console", terminal)
+    result = run("check", ARM, ARM_CSV)
+    assert result.exit_code == 0
+    text = "".join(screen.file.getvalue() for screen in screens)
+    for k in range(1, 8):
+        assert f"arm7_joint{k}   effort" in text, text
+    assert "1.48353 rad/s" in text and "samples over" in text and "…" not in text and "▁" not in text

@@ -27,6 +27,9 @@ def limit_check(run, options, console):
     return check
 
 
+WIDE_FOR_SPARKLINES = 150  # terminal columns: the table (about 105) and its 40-character sparklines
+
+
 @main.command()
 @trajectory_options
 @limit_options
@@ -59,9 +62,11 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
     source = run.traj.label
     if fmt == "text":
         stdout = make_console(stderr=False)
-        stdout.print(report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
-                                        sparklines={run.coords.joint_names[i]: sparks.line(i) for i in efforts}
-                                        if stdout.is_terminal else None))
+        from ..report import print_whole
+
+        print_whole(stdout, report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
+                                               sparklines={run.coords.joint_names[i]: sparks.line(i) for i in efforts}
+                                               if stdout.is_terminal and stdout.width >= WIDE_FOR_SPARKLINES else None))
         say(stdout, report.verdict(result, strict),
             style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":

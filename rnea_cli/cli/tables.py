@@ -33,7 +33,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     table = torque_table(coords, traj, pipeline, power=power)
     energy = Energy(coords.n) if power else None
     sparks = None
-    if console.is_terminal:  # |tau|/limit over time, for the table
+    if console.is_terminal and console.width >= 120:  # |tau|/limit over time, beside the table's 80 columns
         from ..report import Sparklines
 
         sparks = Sparklines([j.limits.effort or 0.0 for j in coords.joints])
