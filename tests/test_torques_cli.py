@@ -160,6 +160,18 @@ def test_extra_columns_are_ignored_with_one_notice(tmp_path):
     result = run("torques", PLANAR, str(tmp_path / "x.csv"))
     assert result.stderr.count("note: ignored 2 columns not read (not of this robot, or not for this command): comment, force_x") == 1
     assert result.stdout == run("torques", PLANAR, PLANAR_CSV, "-q").stdout
+    (tmp_path / "comma.csv").write_text("\n".join(line + "," for line in text) + "\n")  # a header ending in a comma
+    result = run("torques", PLANAR, str(tmp_path / "comma.csv"))
+    assert "note: ignored 1 column not read (not of this robot, or not for this command): (one without a name)\n" \
+        in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "1e3", "99999"])
+def test_a_bad_rnea_threads_is_one_line(monkeypatch, value):
+    monkeypatch.setenv("RNEA_THREADS", value)
+    result = run("torques", PLANAR, PLANAR_CSV, "-q")
+    assert result.exit_code == 2 and result.stderr == f"rnea: error: RNEA_THREADS: '{value}' is not a number of " \
+        "threads (1 to 4096)\n", result.stderr
 
 
 def test_stdin_with_sniffing_and_input_format():

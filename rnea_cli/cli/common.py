@@ -288,8 +288,12 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
 
 def engine_threads():
     """Threads for the engine: the usable cores (RNEA_THREADS to choose)."""
-    chosen = os.environ.get("RNEA_THREADS")
-    if chosen and chosen.isascii() and chosen.isdigit() and int(chosen) > 0:
+    chosen = os.environ.get("RNEA_THREADS", "").strip()
+    if chosen:
+        if not (chosen.isascii() and chosen.isdigit() and 0 < int(chosen) <= 4096):
+            from ..errors import shown
+
+            raise RneaError("RNEA_THREADS", None, f"{shown(chosen)} is not a number of threads (1 to 4096)")
         return int(chosen)
     from ..workers import usable_cores
 

@@ -99,11 +99,20 @@ def merge(groups, label, where, coords, want_effort):
                                                                     "interpolated between two messages overflows")
     others = len({id(g) for g in source.values()}) - 1
     if others:
-        notices.append(f"{sum(source[n] is not base for n in needed)} joints interpolated onto the stamps of "
+        notices.append(_count(sum(source[n] is not base for n in needed), "joint") + " interpolated onto the stamps of "
                        f"the publisher of {len(base.names)} joints ({len(t)} messages)")
-    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {origin / 1e9:.9f} s"
+    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {_seconds(origin)} s"
                    + ("; velocities from the messages" if "qd" in arrays else ""))
     return arrays, notices
+
+
+def _count(k, noun):
+    return f"{k} {noun}{'s' if k != 1 else ''}"
+
+
+def _seconds(ns):
+    """Integer nanoseconds as exact decimal seconds: '1700000000.000001000'."""
+    return f"{'-' if ns < 0 else ''}{abs(ns) // 10**9}.{abs(ns) % 10**9:09d}"
 
 
 def _listed(names, most):
@@ -124,11 +133,11 @@ def _sorted_times(g, notices):
         return
     order = np.argsort(g.stamp, kind="stable")
     if (steps < 0).any():
-        notices.append(f"{int((steps < 0).sum())} stamps out of order: sorted")
+        notices.append(_count(int((steps < 0).sum()), "stamp") + " out of order: sorted")
     stamp = g.stamp[order]
     unique = np.concatenate([[True], np.diff(stamp) > 0])
     if not unique.all():
-        notices.append(f"{int((~unique).sum())} messages with a repeated stamp dropped")
+        notices.append(_count(int((~unique).sum()), "message") + " with a repeated stamp dropped")
     order = order[unique]
     for key in ("position", "velocity", "effort", "index", "log_time", "stamp"):
         value = getattr(g, key)
