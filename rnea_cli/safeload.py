@@ -101,7 +101,7 @@ def _loader():
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    INT, FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+    INT, FLOAT, MERGE = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:merge"
 
     class StrictLoader(base):
         yaml_implicit_resolvers = {  # YAML 1.1's, but for numbers
@@ -112,6 +112,8 @@ def _loader():
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
+                if key_node.tag == MERGE:
+                    continue  # `<<: *defaults`: merged by flatten_mapping, the mapping's own keys winning
                 key = self.construct_object(key_node, deep=True)
                 try:
                     duplicate = key in seen

@@ -335,3 +335,15 @@ def test_on_a_narrow_terminal_the_check_table_keeps_every_cell_and_no_sparklines
     for k in range(1, 8):
         assert f"arm7_joint{k}   effort" in text, text
     assert "1.48353 rad/s" in text and "samples over" in text and "…" not in text and "▁" not in text
+
+
+def test_yaml_merge_keys_in_a_limits_file_with_the_mappings_own_keys_winning(tmp_path):
+    text = ("arm7_joint1: &common {effort: 50, velocity: 1.0}\n"
+            "arm7_joint2: {<<: *common, effort: 60}\n"
+            "arm7_joint3: {<<: [{effort: 1}, {velocity: 2}], effort: 70}\n")
+    doc = json.loads(run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, text), "--format", "json").stdout)
+    limits = {(c["joint"], c["quantity"]): c["limit"] for c in doc["checks"]}
+    assert [limits[f"arm7_joint{k}", q] for k in (1, 2, 3) for q in ("effort", "velocity")] == [50, 1, 60, 1, 70, 2]
+    twice = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, "arm7_joint1: {<<: {effort: 5}, effort: 6, "
+                                                                          "effort: 7}\n"))
+    assert twice.exit_code == 2 and "key 'effort' appears twice in one mapping" in twice.stderr
