@@ -1,6 +1,6 @@
 """The reports of `rnea check`: a table and verdict, JSON, JUnit XML, GitHub annotations, Markdown."""
 
-from .report import add_row, percent, unit, utilisation_style
+from .report import add_row, percent, unit, time_text, utilisation_style
 
 
 def limit_text(check, u):
@@ -56,7 +56,7 @@ def check_table(model, result, has_time, plain, sparklines=None):
         style = None if plain else utilisation_style(c.utilisation)
         first = "—"
         if c.first_sample is not None:
-            first = f"{c.first_time:.6g} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
+            first = f"{time_text(c.first_time)} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
         elif c.quantity == "rms_effort" and not c.ok:
             first = "whole run"
         quantity = c.quantity + (f" (τ+{'+'.join(c.terms)})" if c.terms else "")
@@ -180,7 +180,7 @@ def check_markdown(model, result, strict, source, has_time):
             u = unit(joints[c.joint], c.quantity)
             first = "—"
             if c.first_sample is not None:
-                first = f"{c.first_time:.6g} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
+                first = f"{time_text(c.first_time)} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
             elif c.quantity == "rms_effort" and not c.ok:
                 first = "whole run"
             mark = "🔴 " if not c.ok else "🟡 "

@@ -15,6 +15,7 @@ import numpy as np
 
 from .errors import RneaError
 from .jointfile import read_joint_file
+from .report import time_text
 from .stats import Peaks, ThermalWindow
 
 QUANTITIES = ("effort", "velocity", "position", "rms_effort")
@@ -133,7 +134,7 @@ class Check:
             return text + (f" (RMS over {self.window:g} s)" if self.window else " (RMS over the whole trajectory)")
         text += f" in {self.count} sample{'s' if self.count != 1 else ''}"
         if self.first_sample is not None:
-            text += (f", first at t={self.first_time:.6g} s" if time_known and self.first_time is not None
+            text += (f", first at t={time_text(self.first_time)} s" if time_known and self.first_time is not None
                      else f", first at sample {self.first_sample}")
         return text
 

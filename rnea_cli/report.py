@@ -36,6 +36,14 @@ def print_whole(console, table):
         console.width = width
 
 
+def time_text(t):
+    """A time of the trajectory, in seconds, for a report: 6 significant digits, or milliseconds
+    where those would not tell samples apart (a log stamped in seconds since 1970: 1700000000.680)."""
+    if t is None or np.isnan(t):
+        return "—"
+    return f"{t:.6g}" if abs(t) < 1e5 else f"{t:.3f}"
+
+
 def fmt(x, digits=4):
     return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
 
@@ -65,7 +73,7 @@ def torque_table(model, peaks, has_time, plain, sparklines=None):
     for i, joint in enumerate(model.joints):
         u = unit(joint)
         effort = joint.limits.effort
-        when = fmt(float(peaks.time[i]), 6) if has_time else str(int(peaks.sample[i]))
+        at = time_text(float(peaks.time[i])) if has_time else str(int(peaks.sample[i]))
         if effort:
             share = peaks.peak[i] / effort
             pct = Text(percent(share), style=None if plain else utilisation_style(share))
@@ -73,7 +81,7 @@ def torque_table(model, peaks, has_time, plain, sparklines=None):
         else:
             pct, limit = Text("—"), "none"
         spark = [sparklines.line(i)] if sparklines is not None else []
-        add_row(table, joint.name, f"{fmt(peaks.peak[i])} {u}", when, f"{fmt(peaks.rms[i])} {u}", limit, pct, *spark)
+        add_row(table, joint.name, f"{fmt(peaks.peak[i])} {u}", at, f"{fmt(peaks.rms[i])} {u}", limit, pct, *spark)
     return table
 
 
@@ -99,7 +107,7 @@ def base_wrench_line(base, has_time):
     def when(k):
         if base.peak[k] == 0:
             return "every sample"
-        return f"t = {base.time[k]:.6g} s" if has_time else f"sample {base.sample[k]}"
+        return f"t = {time_text(base.time[k])} s" if has_time else f"sample {base.sample[k]}"
 
     return (f"base wrench: peak force {fmt(base.peak[0])} N at {when(0)}, peak moment {fmt(base.peak[1])} N·m "
             f"at {when(1)}. It is what contacts or supports must supply: zero only when the motion is "
@@ -117,7 +125,7 @@ def wrench_table(joint_names, force, moment, has_time, plain):
         table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
     for i, name in enumerate(joint_names):
         def when(acc):
-            return fmt(float(acc.time[i]), 6) if has_time else str(int(acc.sample[i]))
+            return time_text(float(acc.time[i])) if has_time else str(int(acc.sample[i]))
         add_row(table, name, f"{fmt(force.peak[i])} N", when(force), f"{fmt(moment.peak[i])} N·m", when(moment))
     return table
 

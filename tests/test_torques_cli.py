@@ -401,3 +401,18 @@ def test_yaml_keys_that_are_not_strings_are_named_as_yaml_writes_them(tmp_path):
     assert "ignored 3 entries not read (not of this robot, or not for this command): q.null, q.true, q.7" in \
         result.stderr
     assert result.stdout == run("torques", PLANAR, str(ROBOTS / "planar2_traj.yaml"), "-q").stdout
+
+
+def test_times_of_a_log_stamped_in_seconds_since_1970_tell_samples_apart(tmp_path):
+    """Six significant digits would show 1.7e+09 for every peak."""
+    text = pathlib.Path(ARM_CSV).read_text().splitlines()
+    header = text[0].split(",")
+    assert header[0] == "time"
+    rows = [f"{1_700_000_000 + float(line.split(',', 1)[0]):.3f},{line.split(',', 1)[1]}" for line in text[1:]]
+    (tmp_path / "epoch.csv").write_text("\n".join([text[0]] + rows) + "\n")
+    report = run("torques", ARM, tmp_path / "epoch.csv", "-o", tmp_path / "tau.csv").stderr
+    assert "1700000000.680" in report and "e+09" not in report, report
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {effort: 40}\n")
+    github = run("check", ARM, tmp_path / "epoch.csv", "--limits", limits, "--format", "github").stdout
+    assert "first at t=1700000000.000 s" in github, github

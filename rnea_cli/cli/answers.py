@@ -31,13 +31,15 @@ def lengths(ctx, param, value):
 
 
 def _place(limiting, has_time):
+    from ..report import time_text
+
     if limiting is None:
         return ""
     if limiting.get("sample") is None:
         return f"{limiting['joint']} {limiting['quantity']} (an RMS)"
-    when = f"t = {limiting['time']:.6g} s" if has_time and limiting.get("time") is not None else \
+    at = f"t = {time_text(limiting['time'])} s" if has_time and limiting.get("time") is not None else \
         f"sample {limiting['sample']}"
-    return f"{limiting['joint']} {limiting['quantity']} at {when}"
+    return f"{limiting['joint']} {limiting['quantity']} at {at}"
 
 
 def _highest_use(check):
