@@ -76,6 +76,9 @@ def smoothed(chunks, traj, window):
         raise TrajectoryError(traj.label, None, "no samples")
     if done < len(pending):
         yield _fitted(pending, done, len(pending), h, traj, window, begin, pending.time[-1])
+    if pending.time[-1] - begin < window:
+        traj.notices.append(f"warning: --smooth {window:g} s is longer than the run ({pending.time[-1] - begin:.6g} s): "
+                            "one cubic is fitted to all of it")
 
 
 def _fitted(c, i, j, h, traj, window, begin, end):

@@ -316,6 +316,11 @@ def test_resampling_and_smoothing_options(tmp_path):
     assert out["time"][0] == t[0] and out["time"][-1] <= t[-1]
     result = run("torques", ARM, path, "--smooth", "0.001")
     assert result.exit_code == 2 and "fewer than 4 samples within --smooth 0.001 s" in result.stderr
+    long = run("torques", ARM, path, "--smooth", "2", "-o", tmp_path / "long.csv")
+    assert long.exit_code == 0 and f"warning: --smooth 2 s is longer than the run ({t[-1] - t[0]:.6g} s): one cubic " \
+        "is fitted to all of it" in long.stderr
+    assert "longer than the run" not in run("torques", ARM, path, "--smooth", "0.05", "-o", tmp_path / "long.csv").stderr
+    os.remove(tmp_path / "long.csv")
     no_time = tmp_path / "nt.csv"
     no_time.write_text(",".join(f"q_{j}" for j in JOINTS) + "\n" + ",".join(["0"] * len(JOINTS)) + "\n")
     result = run("torques", ARM, no_time, "--smooth", "0.05")
