@@ -286,7 +286,10 @@ def test_a_mimic_followers_friction_goes_to_its_leader():
         return joint.damping * v + joint.friction * np.sign(v)
 
     expected = friction(leader, qd) + follower.mimic.multiplier * friction(follower, follower.mimic.multiplier * qd)
-    out = read_csv(run("torques", urdf, traj, "--friction", "-q").stdout)
+    said = run("torques", urdf, traj, "--friction")
+    assert "note: 1 mimic joint (finger_right) follows its leader; --no-mimic to give it a column of its own\n" \
+        in said.stderr, said.stderr
+    out = read_csv(said.stdout)
     np.testing.assert_allclose(out["tau_friction_finger_left"], expected, rtol=1e-14, atol=1e-15)
     total = out["tau_finger_left"] + expected
     result = run("check", urdf, traj, "--friction", "--format", "json", "-q")

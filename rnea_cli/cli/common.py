@@ -265,9 +265,9 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
     if coords.followers:
         many = len(coords.followers) > 1
         say(console, f"note: {len(coords.followers)} mimic joint{'s' if many else ''} "
-                     f"follow{'' if many else 's'} {'their leaders' if many else 'its leader'} "
-                     f"({', '.join(coords.followers[:4])}{', ...' if len(coords.followers) > 4 else ''}); "
-                     "--no-mimic to give them columns of their own")
+                     f"({', '.join(coords.followers[:4])}{', ...' if len(coords.followers) > 4 else ''}) "
+                     f"follow{'' if many else 's'} {'their leaders' if many else 'its leader'}; "
+                     f"--no-mimic to give {'them columns of their' if many else 'it a column of its'} own")
     if traj.wrenched:
         on_root = [name for name in traj.wrenched if not floating and next(
             link for link in model.links if link.name == name).body < 0]
