@@ -128,6 +128,13 @@ def test_many_file_usage_errors(tmp_path, inputs):
     compared = run("compare", ARM, ROBOTS / "arm7_measured.csv", twin / "a.csv")  # residuals only with a dir
     assert compared.exit_code == 2 and f"== {ROBOTS / 'arm7_measured.csv'}" in compared.stdout
     assert "no measured effort" in compared.stderr
+    table = run("compare", ARM, ROBOTS / "arm7_measured.csv", twin / "a.csv", ROBOTS / "arm7_measured.csv",
+                "--format", "csv")
+    alone = pl.read_csv(run("compare", ARM, ROBOTS / "arm7_measured.csv", "--format", "csv").stdout.encode())
+    both = pl.read_csv(table.stdout.encode())  # one CSV table: the files' rows, the bad one's error on stderr
+    assert table.exit_code == 2 and both.columns == ["trajectory"] + alone.columns
+    assert both.drop("trajectory").equals(pl.concat([alone, alone]))
+    assert both["trajectory"].to_list() == [str(ROBOTS / "arm7_measured.csv")] * (2 * alone.height)
 
 
 def test_a_bad_file_among_many_is_in_every_ci_format(tmp_path, inputs):

@@ -134,6 +134,8 @@ def _gather(name, params, files, results, output_dir):
                                for k, (path, doc) in enumerate(zip(files, docs))], indent=2, allow_nan=False))
     elif name == "check" and fmt == "junit":
         click.echo(_junit(outputs, files, results), nl=False)
+    elif name == "compare" and fmt == "csv":
+        click.echo(_one_csv(outputs, files), nl=False)
     else:
         from ..checkreport import bad_input
 
@@ -151,6 +153,24 @@ def _gather(name, params, files, results, output_dir):
                 click.echo(printable(line), err=True)
     if not params.get("quiet"):
         _summary_table(files, [r[3] for r in results])
+
+
+def _one_csv(outputs, files):
+    """The CSV tables of the files as one, its first column the trajectory (a file that could not
+    be read has no rows: its error is on stderr)."""
+    import csv
+
+    out = io.StringIO()
+    writer, header = csv.writer(out, lineterminator="\n"), None
+    for path, text in zip(files, outputs):
+        rows = list(csv.reader(text.splitlines()))
+        if not rows:
+            continue
+        if header is None:
+            header = rows[0]
+            writer.writerow(["trajectory"] + header)
+        writer.writerows([path] + row for row in rows[1:])
+    return out.getvalue()
 
 
 def _junit(outputs, files, results):
