@@ -61,7 +61,7 @@ def joint_limits(model, overrides=None, source=None):
                                                 "(with the URDF's limits)")
         if (lim.lower is None) != (lim.upper is None):  # (only an override leaves one: a URDF gives both)
             given, value = ("upper", lim.upper) if lim.lower is None else ("lower", lim.lower)
-            raise RneaError(source, joint.name, f"{given} is {value:g} but {'lower' if given == 'upper' else 'upper'} "
+            raise RneaError(source or model.source, joint.name, f"{given} is {value:g} but {'lower' if given == 'upper' else 'upper'} "
                                                 "is null: a position limit has both bounds (null both to check no "
                                                 "position)")
         limits.append(lim)

@@ -172,6 +172,8 @@ class _Reader:
         value = {k: self.number(el, k, owner=joint) for k in ("lower", "upper", "effort", "velocity")}
         if kind == "continuous":
             value["lower"] = value["upper"] = None
+        elif (value["lower"] is None) != (value["upper"] is None):  # one given: the other is URDF's default, 0
+            value["lower" if value["lower"] is None else "upper"] = 0.0
         return Limits(**value)
 
     def joint_axis(self, joint):

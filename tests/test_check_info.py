@@ -203,6 +203,16 @@ def test_unchecked_and_strict(tmp_path):
     assert junit.get("skipped") == "3" and junit.get("failures") == "0"
 
 
+@pytest.mark.parametrize("bounds, expected", [('upper="1.5"', [0.0, 1.5]), ('lower="-1.5"', [-1.5, 0.0])])
+def test_a_urdf_limit_with_one_bound_has_urdfs_default_0_for_the_other(tmp_path, bounds, expected):
+    (tmp_path / "r.urdf").write_text(NO_LIMITS.format(limit=f'<limit {bounds} effort="5" velocity="2"/>'))
+    (tmp_path / "t.csv").write_text("time,q_j,qd_j,qdd_j\n0,0.5,0,0\n1,-0.5,0,0\n")
+    result = run("check", str(tmp_path / "r.urdf"), str(tmp_path / "t.csv"), "--format", "json")
+    position = next(c for c in json.loads(result.stdout)["checks"] if c["quantity"] == "position")
+    assert result.exit_code == 1 and position["limit"] == expected and position["count"] == 1
+    assert run("info", str(tmp_path / "r.urdf")).exit_code == 0
+
+
 def test_zero_urdf_limits_are_absent_with_a_warning(tmp_path):
     (tmp_path / "r.urdf").write_text(NO_LIMITS.format(limit='<limit lower="0" upper="0" effort="0" velocity="0"/>'))
     (tmp_path / "t.csv").write_text("time,q_j,qd_j,qdd_j\n0,0.5,2,3\n1,0.5,2,3\n")
