@@ -121,9 +121,10 @@ def check_junit(model, result, strict, source):
             f'errors="0" skipped="{skipped}">\n' + "\n".join(cases) + "\n </testsuite>\n</testsuites>\n")
 
 
-def bad_input(fmt, source, message):
+def bad_input(fmt, source, message, kind="bad input"):
     """The report of a trajectory that could not be checked (one among several), in a check format:
-    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message."""
+    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message. kind:
+    'bad input', or 'internal error' for a bug of ours."""
     from xml.sax.saxutils import escape, quoteattr
 
     from .errors import printable
@@ -132,15 +133,15 @@ def bad_input(fmt, source, message):
     if fmt == "junit":
         return (f' <testsuite name={quoteattr("rnea check " + printable(source, 2000))} tests="1" failures="0" '
                 f'errors="1" skipped="0">\n  <testcase classname="rnea.check" name="input">\n'
-                f'    <error message={quoteattr(message)} type="bad input"/>\n  </testcase>\n </testsuite>')
+                f'    <error message={quoteattr(message)} type={quoteattr(kind)}/>\n  </testcase>\n </testsuite>')
     if fmt == "github":
         def esc(text):
             return text.replace("%", "%25")
 
         where = esc(printable(source, 2000)).replace(":", "%3A").replace(",", "%2C")
-        return f"::error file={where},title=rnea check%3A bad input::{esc(message)}\n"
+        return f"::error file={where},title=rnea check%3A {kind}::{esc(message)}\n"
     if fmt == "markdown":
-        return f"### ⚠️ rnea check: {_md(source)}\n\nBAD INPUT: {_md(message)}\n"
+        return f"### ⚠️ rnea check: {_md(source)}\n\n{kind.upper()}: {_md(message)}\n"
     return escape(message)
 
 

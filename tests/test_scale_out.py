@@ -111,14 +111,31 @@ def test_a_bug_in_one_file_of_many_is_exit_70_and_failed(tmp_path, inputs, monke
     result = run("torques", ARM, *inputs, "--output-dir", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == 70, result.stderr  # before the bad input's 2: a bug of ours is never green
     assert [line.split()[-1] for line in result.stderr.splitlines()[-4:]] == ["failed", "failed", "failed", "input"]
+    assert f"rnea: internal error: {inputs[0]}: AssertionError: a bug" in result.stderr
     assert os.listdir(tmp_path / "out") == []
+    junit = run("check", ARM, *inputs, "--format", "junit", "--jobs", "1")  # a CI dashboard never shows them green
+    assert junit.exit_code == 70 and junit.stdout.count("<testsuite ") == 4
+    assert junit.stdout.count('type="internal error"') == 3 and junit.stdout.count('type="bad input"') == 1
+    github = run("check", ARM, *inputs, "--format", "github", "--jobs", "1").stdout
+    assert all(f"::error file={p}," in github for p in inputs) and github.count("internal error::") == 3
+
+
+def test_a_bad_rnea_threads_is_refused_with_many_files_too(tmp_path, inputs, monkeypatch):
+    monkeypatch.setenv("RNEA_THREADS", "abc")
+    result = run("torques", ARM, *inputs[:2], "--output-dir", tmp_path / "out")
+    assert result.exit_code == 2 and "RNEA_THREADS: 'abc' is not a number of threads" in result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_many_file_usage_errors(tmp_path, inputs):
     result = run("torques", ARM, *inputs[:2])
     assert result.exit_code == 2 and "give --output-dir" in result.stderr
-    result = run("torques", ARM, *inputs[:2], "-o", tmp_path / "x.csv", "--output-dir", tmp_path / "out")
-    assert result.exit_code == 2 and "-o with several trajectories" in result.stderr
+    for output in (tmp_path / "x.csv", "-"):
+        result = run("torques", ARM, *inputs[:2], "-o", output, "--output-dir", tmp_path / "out")
+        assert result.exit_code == 2 and "-o with several trajectories" in result.stderr
+    result = run("compare", ARM, ROBOTS / "arm7_measured.csv", inputs[0], "--max-rms", "-1")  # refused by each run
+    assert result.exit_code == 2 and result.stderr.count("rnea: error: Invalid value for --max-rms: -1.0 is not a "
+                                                         "finite number of at least 0 (see rnea compare --help)") == 2
     twin = tmp_path / "twin"
     twin.mkdir()
     (twin / "a.csv").write_text(inputs[0].read_text())

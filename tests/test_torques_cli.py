@@ -166,12 +166,12 @@ def test_extra_columns_are_ignored_with_one_notice(tmp_path):
         in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-1", "1e3", "99999"])
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "1e3", "99999", "9" * 5000])
 def test_a_bad_rnea_threads_is_one_line(monkeypatch, value):
     monkeypatch.setenv("RNEA_THREADS", value)
     result = run("torques", PLANAR, PLANAR_CSV, "-q")
-    assert result.exit_code == 2 and result.stderr == f"rnea: error: RNEA_THREADS: '{value}' is not a number of " \
-        "threads (1 to 4096)\n", result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith("rnea: error: RNEA_THREADS: '") and \
+        " is not a number of threads (1 to 4096)\n" in result.stderr and result.stderr.count("\n") == 1, result.stderr
 
 
 def test_stdin_with_sniffing_and_input_format():

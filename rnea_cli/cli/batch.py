@@ -32,8 +32,10 @@ def batchable(callback):
 def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (callback: the worker finds it by name)
     name = ctx.command.name
     writes = name in WRITES and (output_dir is not None or name not in OPTIONAL)
-    if params.get("output") not in (None, "-") and name != "plot":  # (plot's -o: only the figures' format)
+    given = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
+    if given and name != "plot":  # (plot's -o: only the figures' format)
         raise click.UsageError("-o with several trajectories: give --output-dir instead")
+    common.engine_threads()  # RNEA_THREADS checked here: the workers' own is 1
     if writes and output_dir is None:
         raise click.UsageError(f"rnea {name} with several trajectories writes one output each: give --output-dir")
     stems = {}
@@ -96,8 +98,13 @@ def _one(job):
     CURRENT.clear()
     try:
         context = click.Context(main.commands[name], info_name=name)
-        code = handled(lambda: context.invoke(callback, trajectory=(params["trajectory"],), output_dir=None, jobs=None,
-                                              **{k: v for k, v in params.items() if k != "trajectory"}), say=err.write)
+        try:
+            code = handled(lambda: context.invoke(callback, trajectory=(params["trajectory"],), output_dir=None,
+                                                  jobs=None, **{k: v for k, v in params.items() if k != "trajectory"}),
+                           say=err.write)
+        except click.ClickException as exc:  # a usage error found by the command itself: as a lone run says it
+            err.write(f"rnea: error: {exc.format_message()} (see rnea {name} --help)\n")
+            code = exc.exit_code
     finally:
         wrapper.flush()
         sys.stdout, sys.stderr = stdout, stderr
@@ -140,8 +147,8 @@ def _gather(name, params, files, results, output_dir):
         from ..checkreport import bad_input
 
         for path, text, (code, *_, summary) in zip(files, outputs, results):
-            if not text and name == "check" and fmt in ("github", "markdown") and code == 2:
-                text = bad_input(fmt, path, summary.get("error", ""))  # CI sees the file that could not be read
+            if not text and name == "check" and fmt in ("github", "markdown") and code not in (0, 1):
+                text = bad_input(fmt, path, summary.get("error", ""), _kind(code))  # CI sees the file not checked
             if not text:
                 continue
             if fmt in (None, "text", "csv") and (name not in WRITES or name in OPTIONAL):  # a report, headed
@@ -149,6 +156,8 @@ def _gather(name, params, files, results, output_dir):
             click.echo(text, nl=False)
     for (code, _, errors, _), path in zip(results, files):  # (with --quiet too: errors are always said)
         for line in errors.splitlines():
+            if line.startswith("rnea: internal error: "):  # (which names no file: it is a bug's)
+                line = f"rnea: internal error: {path}: {line[len('rnea: internal error: '):]}"
             if line.startswith("rnea: error") or line.startswith("rnea: internal"):
                 click.echo(printable(line), err=True)
     if not params.get("quiet"):
@@ -173,6 +182,10 @@ def _one_csv(outputs, files):
     return out.getvalue()
 
 
+def _kind(code):
+    return "bad input" if code == 2 else "internal error"
+
+
 def _junit(outputs, files, results):
     import re
 
@@ -180,8 +193,8 @@ def _junit(outputs, files, results):
 
     suites, totals = [], [0, 0, 0, 0]
     for text, path, (code, *_, summary) in zip(outputs, files, results):
-        if not text.strip() and code == 2:  # a file that could not be read: a suite with its error
-            text = bad_input("junit", path, summary.get("error", ""))
+        if not text.strip() and code not in (0, 1):  # a file not read, or stopped by a bug: a suite with its error
+            text = bad_input("junit", path, summary.get("error", ""), _kind(code))
         for match in re.finditer(r"<testsuite .*?</testsuite>", text, re.S):
             suites.append(match.group(0))
             head = match.group(0).split(">", 1)[0]

@@ -290,7 +290,7 @@ def engine_threads():
     """Threads for the engine: the usable cores (RNEA_THREADS to choose)."""
     chosen = os.environ.get("RNEA_THREADS", "").strip()
     if chosen:
-        if not (chosen.isascii() and chosen.isdigit() and 0 < int(chosen) <= 4096):
+        if not (chosen.isascii() and chosen.isdigit() and len(chosen) <= 4 and 0 < int(chosen) <= 4096):
             from ..errors import shown
 
             raise RneaError("RNEA_THREADS", None, f"{shown(chosen)} is not a number of threads (1 to 4096)")
