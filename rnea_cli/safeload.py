@@ -110,21 +110,40 @@ def _loader():
         }
 
         def construct_mapping(self, node, deep=False):
+            """The mapping, its keys each given once; `<<: *defaults` (or a list of them) merged
+            under its own keys, the first of a list winning, as YAML's merge key has it (done here:
+            PyYAML's own merging differs between its versions, and before 6.0.4 expands nested
+            merges exponentially). A merged mapping is built once, and checked, as any other."""
+            error = yaml.constructor.ConstructorError
+            merges = [(key_node, value) for key_node, value in node.value if key_node.tag == MERGE]
+            own = [(key_node, value) for key_node, value in node.value if key_node.tag != MERGE]
+            if len(merges) > 1:
+                raise error(None, None, "key '<<' appears twice in one mapping", merges[1][0].start_mark)
+            merged = {}
+            if merges:
+                value = merges[0][1]
+                for source in reversed(value.value if isinstance(value, yaml.SequenceNode) else [value]):
+                    if not isinstance(source, yaml.MappingNode):
+                        raise error(None, None, "'<<' merges mappings only", source.start_mark)
+                    merged.update(self.construct_object(source, deep=True))
+            self._once(own)
+            return merged | super().construct_mapping(yaml.MappingNode(node.tag, own, node.start_mark, node.end_mark),
+                                                      deep)
+
+        def _once(self, pairs):
+            """Refuse a key given twice."""
+            error = yaml.constructor.ConstructorError
             seen = set()
-            for key_node, _ in node.value:
-                if key_node.tag == MERGE:
-                    continue  # `<<: *defaults`: merged by flatten_mapping, the mapping's own keys winning
+            for key_node, _ in pairs:
                 key = self.construct_object(key_node, deep=True)
                 try:
                     duplicate = key in seen
                 except TypeError:
                     duplicate = False
                 if duplicate:
-                    raise yaml.constructor.ConstructorError(None, None, f"key {shown(key)} appears twice in one "
-                                                                        "mapping", key_node.start_mark)
+                    raise error(None, None, f"key {shown(key)} appears twice in one mapping", key_node.start_mark)
                 if isinstance(key, (str, int, float, bool)) or key is None:
                     seen.add(key)
-            return super().construct_mapping(node, deep)
 
     StrictLoader.add_implicit_resolver(INT, re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
     StrictLoader.add_implicit_resolver(

@@ -350,10 +350,15 @@ def test_on_a_narrow_terminal_the_check_table_keeps_every_cell_and_no_sparklines
 def test_yaml_merge_keys_in_a_limits_file_with_the_mappings_own_keys_winning(tmp_path):
     text = ("arm7_joint1: &common {effort: 50, velocity: 1.0}\n"
             "arm7_joint2: {<<: *common, effort: 60}\n"
-            "arm7_joint3: {<<: [{effort: 1}, {velocity: 2}], effort: 70}\n")
+            "arm7_joint3: {<<: [{effort: 1}, {velocity: 2}], effort: 70}\n"
+            "arm7_joint4: {<<: [{velocity: 0.5}, {velocity: 4, effort: 80}]}\n")  # the first of a list wins
     doc = json.loads(run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, text), "--format", "json").stdout)
     limits = {(c["joint"], c["quantity"]): c["limit"] for c in doc["checks"]}
-    assert [limits[f"arm7_joint{k}", q] for k in (1, 2, 3) for q in ("effort", "velocity")] == [50, 1, 60, 1, 70, 2]
-    twice = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, "arm7_joint1: {<<: {effort: 5}, effort: 6, "
-                                                                          "effort: 7}\n"))
-    assert twice.exit_code == 2 and "key 'effort' appears twice in one mapping" in twice.stderr
+    assert [limits[f"arm7_joint{k}", q] for k in (1, 2, 3, 4) for q in ("effort", "velocity")] == \
+        [50, 1, 60, 1, 70, 2, 80, 0.5]
+    for text, message in (("{<<: {effort: 5}, effort: 6, effort: 7}", "key 'effort' appears twice in one mapping"),
+                          ("{<<: [{effort: 5, effort: 6}]}", "key 'effort' appears twice in one mapping"),
+                          ("{<<: {effort: 5}, <<: {velocity: 1}}", "key '<<' appears twice in one mapping"),
+                          ("{<<: 5}", "'<<' merges mappings only")):
+        bad = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, f"arm7_joint1: {text}\n"))
+        assert bad.exit_code == 2 and message in bad.stderr and bad.stderr.count("\n") == 1, (text, bad.stderr)
