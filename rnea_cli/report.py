@@ -37,11 +37,12 @@ def print_whole(console, table):
 
 
 def time_text(t):
-    """A time of the trajectory, in seconds, for a report: 6 significant digits, or milliseconds
-    where those would not tell samples apart (a log stamped in seconds since 1970: 1700000000.680)."""
+    """A time of the trajectory, in seconds, for a report: 6 significant digits below 1000 s, else
+    to the millisecond, which 6 digits would not show (a log stamped in seconds since 1970:
+    1700000000.680, not 1.7e+09)."""
     if t is None or np.isnan(t):
         return "—"
-    return f"{t:.6g}" if abs(t) < 1e5 else f"{t:.3f}"
+    return f"{t:.6g}" if abs(t) < 1e3 else f"{t:.3f}"
 
 
 def fmt(x, digits=4):

@@ -404,7 +404,11 @@ def test_yaml_keys_that_are_not_strings_are_named_as_yaml_writes_them(tmp_path):
 
 
 def test_times_of_a_log_stamped_in_seconds_since_1970_tell_samples_apart(tmp_path):
-    """Six significant digits would show 1.7e+09 for every peak."""
+    """Six significant digits would show 1.7e+09 for every peak (and 12345.5 for 12345.52)."""
+    from rnea_cli.report import time_text
+
+    assert [time_text(t) for t in (0.0125, 999.125, 12345.52, -12345.52, float("nan"))] == \
+        ["0.0125", "999.125", "12345.520", "-12345.520", "—"]
     text = pathlib.Path(ARM_CSV).read_text().splitlines()
     header = text[0].split(",")
     assert header[0] == "time"
@@ -416,3 +420,6 @@ def test_times_of_a_log_stamped_in_seconds_since_1970_tell_samples_apart(tmp_pat
     limits.write_text("arm7_joint2: {effort: 40}\n")
     github = run("check", ARM, tmp_path / "epoch.csv", "--limits", limits, "--format", "github").stdout
     assert "first at t=1700000000.000 s" in github, github
+    page = run("report", ARM, tmp_path / "epoch.csv", "--limits", limits, "-o", tmp_path / "r.html")
+    assert page.exit_code == 1 and "e+09" not in (tmp_path / "r.html").read_text()
+    assert "t = 1700000000.180 s" in (tmp_path / "r.html").read_text()

@@ -5,7 +5,7 @@ import html
 import json
 
 from .. import checkreport
-from ..report import percent, unit
+from ..report import percent, time_text, unit
 from . import figures
 
 STYLE = """
@@ -81,7 +81,7 @@ def _page(run, check, recorder, strict, facts, tree_text, jobs):
                 recorder.position[i], joint.limits, by_joint.get(joint.name, {}), time_label, units)
         caption = f"{_e(joint.name)}: effort, velocity and position"
         if k is not None:
-            when = f"t = {peaks.time[k]:.6g} s" if recorder.time_known else f"sample {int(peaks.sample[k])}"
+            when = f"t = {time_text(peaks.time[k])} s" if recorder.time_known else f"sample {int(peaks.sample[k])}"
             caption += f"; peak |effort| {peaks.peak[k]:.6g} {units[0]}" + (
                 f" at {when}" if peaks.peak[k] > 0 else "")  # (a joint that never pulls has no peak's time)
         parts.append(_job(jobs, "joint_figure", args, f"rnea{next(salt)}", caption,
@@ -140,7 +140,7 @@ def _limit_table(model, check, time_known):
         u = unit(joints[c.joint], c.quantity)
         first = "—"
         if c.first_sample is not None:
-            first = f"{c.first_time:.6g} s" if time_known and c.first_time is not None else f"sample {c.first_sample}"
+            first = f"{time_text(c.first_time)} s" if time_known and c.first_time is not None else f"sample {c.first_sample}"
         style = "over" if not c.ok else "near" if c.utilisation >= 0.8 else ""
         rows.append(f"<tr><td>{_e(c.joint)}</td><td>{_e(c.quantity)}</td><td>{c.worst:.4g} {u}</td>"
                     f"<td>{_e(checkreport.limit_text(c, u))}</td><td class=\"{style}\">{percent(c.utilisation)}"
