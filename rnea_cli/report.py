@@ -22,18 +22,33 @@ def add_row(table, *cells):
     table.add_row(*(Text(printable(c, 500)) if isinstance(c, str) else c for c in cells))
 
 
-def print_whole(console, table):
-    """Print a table at its natural width even on a narrower terminal (whose lines then wrap): rich
-    would squeeze its columns to the terminal's width, down to nothing for the first."""
-    from rich.measure import Measurement
+SPARKLINE_COLUMNS = 42  # a sparkline's 40 characters and the gap before it
 
-    needed = Measurement.get(console, console.options.update(width=10_000), table).maximum
+
+def print_whole(console, build, sparklines=None):
+    """Print the table build(sparklines or None) at its natural width, even on a narrower terminal,
+    whose lines then wrap (rich would squeeze its columns, the first down to nothing); with the
+    sparklines only where the terminal has room for them beside the table."""
+    table = build(None)
+    if not getattr(console, "is_terminal", False):
+        console.print(table)
+        return
+    needed = _natural_width(console, table)
+    if sparklines is not None and console.width >= needed + SPARKLINE_COLUMNS:
+        table = build(sparklines)
+        needed = _natural_width(console, table)
     width = console.width
     console.width = max(width, needed)  # (print's own width= is capped at the console's)
     try:
         console.print(table)
     finally:
         console.width = width
+
+
+def _natural_width(console, table):
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update(width=10_000), table).maximum
 
 
 def time_text(t):

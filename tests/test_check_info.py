@@ -322,29 +322,34 @@ def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     assert follower.mimic.joint in efforts and follower.name not in efforts
 
 
-def test_on_a_narrow_terminal_the_check_table_keeps_every_cell_and_no_sparklines(monkeypatch):
+@pytest.mark.parametrize("command", ["check", "torques"])
+def test_on_a_narrow_terminal_a_table_keeps_every_cell_and_no_sparklines(monkeypatch, command):
     """(rich would squeeze the table to 80 columns, the joint column to nothing; the sparklines
-    are drawn only where they fit beside it.)"""
+    are drawn only where they fit beside it, as on 200 columns.)"""
     import io
 
     from rich.console import Console
 
     import rnea_cli.cli.common as common
 
-    screens = []
+    for width in (80, 200):
+        screens = []
 
-    def terminal(stderr=True, quiet=False):
-        screens.append(Console(file=io.StringIO(), width=80, force_terminal=True, stderr=stderr, color_system=None))
-        return screens[-1]
+        def terminal(stderr=True, quiet=False):
+            screens.append(Console(file=io.StringIO(), width=width, force_terminal=True, stderr=stderr,
+                                   color_system=None))
+            return screens[-1]
 
-    monkeypatch.setattr(common, "make_console", terminal)
-    monkeypatch.setattr("rnea_cli.cli.check.make_console", terminal)
-    result = run("check", ARM, ARM_CSV)
-    assert result.exit_code == 0
-    text = "".join(screen.file.getvalue() for screen in screens)
-    for k in range(1, 8):
-        assert f"arm7_joint{k}   effort" in text, text
-    assert "1.48353 rad/s" in text and "samples over" in text and "…" not in text and "▁" not in text
+        for module in (common, "rnea_cli.cli.check", "rnea_cli.cli.tables"):
+            monkeypatch.setattr(module if module is common else f"{module}.make_console",
+                                *(("make_console", terminal) if module is common else (terminal,)))
+        assert run(command, ARM, ARM_CSV, *(["-o", "/dev/null"] if command == "torques" else [])).exit_code == 0
+        text = "".join(screen.file.getvalue() for screen in screens)
+        for k in range(1, 8):
+            assert f"arm7_joint{k} " in text, text
+        assert "…" not in text and ("▁" in text) == (width == 200), text
+        if command == "check":
+            assert "1.48353 rad/s" in text and "samples over" in text
 
 
 def test_yaml_merge_keys_in_a_limits_file_with_the_mappings_own_keys_winning(tmp_path):

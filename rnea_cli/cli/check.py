@@ -27,9 +27,6 @@ def limit_check(run, options, console):
     return check
 
 
-WIDE_FOR_SPARKLINES = 150  # terminal columns: the table (about 105) and its 40-character sparklines
-
-
 @main.command()
 @trajectory_options
 @limit_options
@@ -64,9 +61,9 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
         stdout = make_console(stderr=False)
         from ..report import print_whole
 
-        print_whole(stdout, report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
-                                               sparklines={run.coords.joint_names[i]: sparks.line(i) for i in efforts}
-                                               if stdout.is_terminal and stdout.width >= WIDE_FOR_SPARKLINES else None))
+        print_whole(stdout, lambda lines: report.check_table(run.model, result, run.traj.has_time,
+                                                             plain=not stdout.is_terminal, sparklines=lines),
+                    {run.coords.joint_names[i]: sparks.line(i) for i in efforts})
         say(stdout, report.verdict(result, strict),
             style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":

@@ -22,7 +22,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     from .. import writers
     from ..columns import torque_table
     from ..stats import Energy
-    from ..report import actuator_table, base_wrench_line, energy_table, summary_line
+    from ..report import actuator_table, base_wrench_line, energy_table, print_whole, summary_line
     from ..report import torque_table as torque_report
 
     console = make_console(quiet=quiet)
@@ -33,7 +33,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     table = torque_table(coords, traj, pipeline, power=power)
     energy = Energy(coords.n) if power else None
     sparks = None
-    if console.is_terminal and console.width >= 120:  # |tau|/limit over time, beside the table's 80 columns
+    if console.is_terminal:  # |tau|/limit over time, beside the table where the terminal has room
         from ..report import Sparklines
 
         sparks = Sparklines([j.limits.effort or 0.0 for j in coords.joints])
@@ -51,11 +51,12 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     plain = not console.is_terminal
     peaks = pipeline.peaks
     if coords.n:
-        console.print(torque_report(coords, peaks["tau"], traj.has_time, plain=plain, sparklines=sparks))
+        print_whole(console, lambda lines: torque_report(coords, peaks["tau"], traj.has_time, plain=plain,
+                                                          sparklines=lines), sparks)
     if pipeline.effort_terms:
-        console.print(actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
+        print_whole(console, lambda _: actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
     if energy is not None and traj.has_time:
-        console.print(energy_table(coords, energy, plain=plain))
+        print_whole(console, lambda _: energy_table(coords, energy, plain=plain))
     if "base" in peaks:
         say(console, base_wrench_line(peaks["base"], traj.has_time))
     say(console, summary_line(coords, peaks["tau"]))
@@ -94,4 +95,6 @@ def wrenches(output, fmt, fixed, quiet, **options):
             writer.write(table.values(block))
     if not console.quiet:
         shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
-        console.print(wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))
+        from ..report import print_whole
+
+        print_whole(console, lambda _: wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))
