@@ -332,7 +332,7 @@ def test_on_a_narrow_terminal_a_table_keeps_every_cell_and_no_sparklines(monkeyp
 
     import rnea_cli.cli.common as common
 
-    for width in (80, 200):
+    for width in (70, 200):
         screens = []
 
         def terminal(stderr=True, quiet=False):
