@@ -25,7 +25,7 @@ def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=Fals
         chunks = _with_time(chunks, dt)
         traj.has_time = True
     if traj.has_time:
-        chunks = _plausible_time(chunks, traj)
+        chunks = _plausible_time(chunks, traj, "--dt" if dt is not None else "another unit? see --time-unit")
     if degrees:
         chunks = _to_radians(chunks, np.array([j.is_angular for j in coords.joints]))
     if floating:
@@ -187,7 +187,7 @@ def check_time(traj, c, previous=None, strict=True):
 MOST_TIME = 1e18  # seconds (3e10 years): beyond, a time is in other units, or its span overflows
 
 
-def _plausible_time(chunks, traj):
+def _plausible_time(chunks, traj, hint):
     """The chunks, their times checked to lie within MOST_TIME of 0, so that every span and rate
     of them is finite."""
     for c in chunks:
@@ -195,8 +195,7 @@ def _plausible_time(chunks, traj):
         if bad.size:
             k = int(bad[0])
             raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} s is more than "
-                                                                       f"{MOST_TIME:g} s from 0 (another unit? see "
-                                                                       "--time-unit)")
+                                                                       f"{MOST_TIME:g} s from 0 ({hint})")
         yield c
 
 

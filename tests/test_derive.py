@@ -128,3 +128,7 @@ def test_a_time_beyond_1e18_seconds_is_one_line_naming_it(tmp_path, times):
         assert result.exit_code == 2 and result.stderr == (
             f"rnea: error: {path}: line {bad + 2}: time {float(times.split(',')[bad])!r} s is more than 1e+18 s from "
             "0 (another unit? see --time-unit)\n"), result.stderr
+    no_time = tmp_path / "q.csv"
+    no_time.write_text("q_shoulder,q_elbow\n" + "0.1,0.2\n" * 13)
+    result = run("torques", ROBOTS / "planar2.urdf", no_time, "--dt", "1e17", "-q")
+    assert result.exit_code == 2 and result.stderr.endswith("s is more than 1e+18 s from 0 (--dt)\n"), result.stderr
