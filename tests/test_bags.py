@@ -1,6 +1,7 @@
 """ROS bags in (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
 one or two publishers, JointTrajectory and DisplayTrajectory; bad bags give one line, exit 2."""
 
+import json
 import os
 
 import numpy as np
@@ -438,3 +439,58 @@ def test_velocities_that_are_not_finite_are_derived_from_the_positions(tmp_path,
     np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)  # (time from int ns here)
     assert "velocities from the messages" not in report
     assert f"the velocity of '{JOINTS[3]}' is not finite in {len(qd[::7])} messages: qd and qdd are derived" in report
+
+
+@pytest.mark.parametrize("fmt", ["ros1", "mcap"])
+@pytest.mark.parametrize("velocity", [True, False])
+def test_a_topic_too_large_to_hold_streams_to_the_same_bytes(tmp_path, monkeypatch, fmt, velocity):
+    """More than MAX_VALUES joint values: read batch after batch, in bounded memory, with the
+    names in any order and another publisher's messages skipped; the same output as held whole."""
+    from rnea_cli.sources import bags
+
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        order = list(range(7)) if k % 3 else list(range(6, -1, -1))  # two layouts, interleaved
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(
+            stamp, [JOINTS[i] for i in order], Q[k, order], QD[k, order] if velocity else [], 2 * QD[k, order]))
+        if k % 10 == 0:  # a camera pan-tilt on the same topic, none of the robot's joints
+            writer.add("/joint_states", JOINT_STATE, stamp + 1, writer.joint_state(stamp + 1, ["pan", "tilt"],
+                                                                                   [0.1, 0.2]))
+    writer.close()
+    held = run("torques", ARM, path, "-o", tmp_path / "held.csv")
+    assert held.exit_code == 0 and "read as it streams" not in held.stderr
+    monkeypatch.setattr(bags, "MAX_VALUES", 1000)  # 401 messages x 7 joints x 3
+    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)
+    streamed = run("torques", ARM, path, "-o", tmp_path / "streamed.csv")
+    assert streamed.exit_code == 0, streamed.stderr
+    assert (tmp_path / "streamed.csv").read_bytes() == (tmp_path / "held.csv").read_bytes()
+    assert "401 JointState messages, time 0 at stamp 1700000000.000000000 s" + (
+        "; velocities from the messages" if velocity else "") + "; read as it streams" in streamed.stderr
+    measured = run("compare", ARM, path, "--format", "json")  # the effort, streamed too
+    assert measured.exit_code == 0 and json.loads(measured.stdout)["samples"] == len(TIME)
+
+
+def test_a_streamed_topic_refuses_what_it_cannot_merge_or_sort(tmp_path, monkeypatch):
+    from rnea_cli.sources import bags
+
+    monkeypatch.setattr(bags, "MAX_VALUES", 1000)
+    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)
+    for case in ("gripper apart", "out of order"):
+        path = bag_path(tmp_path / case.replace(" ", "_"), "mcap")
+        path.parent.mkdir()
+        writer = BagWriter(path, "mcap")
+        for k, t in enumerate(TIME):
+            stamp = T0 + int(round(t * 1e9)) - (20_000_000 if case == "out of order" and k == 200 else 0)
+            names = JOINTS[:6] if case == "gripper apart" and k == 100 else JOINTS
+            writer.add("/joint_states", JOINT_STATE, T0 + k, writer.joint_state(stamp, names, Q[k, :len(names)]))
+        writer.close()
+        result = run("torques", ARM, path, "-o", tmp_path / "tau.csv")
+        message = {"gripper apart": f"message 100: has no '{JOINTS[6]}' (in a topic this large, read as it streams, "
+                                    "every message names every joint: split the bag)",
+                   "out of order": "message 200: stamp not after the previous one (in a topic this large, read as "
+                                   "it streams, stamps must increase: split the bag)"}[case]
+        assert result.exit_code == 2 and result.stderr == f"rnea: error: {path}: topic /joint_states, {message}\n", \
+            result.stderr
+        assert not (tmp_path / "tau.csv").exists()

@@ -2,7 +2,8 @@
 
 sensor_msgs/JointState: joints matched by name, decoded in bulk (jointstate.py), the messages of
 several publishers put onto one time base (publishers.py). Velocity gives qd where every joint
-has one, finite (else qd and qdd are derived); effort is kept as the measured effort.
+has one, finite (else qd and qdd are derived); effort is kept as the measured effort. A topic too
+large to hold is read as it streams instead (bagstream.py).
 
 trajectory_msgs/JointTrajectory (and moveit_msgs/DisplayTrajectory, whose definition ROS 2 bags
 and MCAP carry): the points of one message (the last by default), with their positions,
@@ -24,8 +25,9 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 TRAJECTORIES = ("trajectory_msgs/msg/JointTrajectory", "moveit_msgs/msg/DisplayTrajectory")
 READ_AT_ONCE = 1 << 16  # raw messages decoded together
 PART = 1 << 17  # messages at least, for a part of a topic read by a worker process of its own
-MAX_VALUES = 1 << 28  # numbers kept from one topic (2 GiB): a bag may be larger than memory, a topic's joints not
+MAX_VALUES = 1 << 28  # numbers held from one topic (2 GiB); a larger topic is read as it streams (bagstream.py)
 TOO_MANY = f"more than {MAX_VALUES:,} joint values on one topic: split the bag"
+NO_BASE = "a floating base needs its pose, which a bag's joint topic does not carry"
 
 
 def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
@@ -37,6 +39,13 @@ def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
         if kind == JOINT_STATE:
             if message is not None:
                 raise TrajectoryError(label, where, "--message is for a JointTrajectory topic")
+            streamed = _streamed(reader, path, connections, label, where, coords, "effort" in layout.groups)
+            if streamed is not None:
+                if "base_pose" in layout.groups:
+                    raise TrajectoryError(label, where, NO_BASE)
+                groups, chunks, notices = streamed
+                derived = tuple(g for g in ("qd", "qdd") if g not in groups)
+                return Trajectory(label, True, groups, derived, notices, chunks=chunks, unit="message")
             arrays, notices = _joint_states(reader, path, connections, label, where, coords,
                                             "effort" in layout.groups, workers)
         else:
@@ -48,8 +57,7 @@ def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
         arrays.pop("qdd", None)
     derived = tuple(g for g in ("qd", "qdd") if g not in arrays)
     if "base_pose" in layout.groups:
-        raise TrajectoryError(label, where, "a floating base needs its pose, which a bag's joint topic does not "
-                                            "carry")
+        raise TrajectoryError(label, where, NO_BASE)
     traj = Trajectory(label, True, chosen, derived, notices, unit="message")
     time = arrays.pop("time")
     traj.chunks = _chunks(time, arrays)
@@ -114,6 +122,25 @@ def _topic(reader, label, topic):
     if not topics:
         raise TrajectoryError(label, None, f"no JointState or JointTrajectory topic; the bag has {listing}")
     return [c for c in reader.connections if c.topic == topics[0]]
+
+
+def _streamed(reader, path, connections, label, where, coords, want_effort):
+    """(groups, chunks, notices) of a topic of more than MAX_VALUES joint values, read as it
+    streams (bagstream.py); None for a smaller one, or one whose first messages do not decode
+    (the reading of a whole topic says why)."""
+    if sum(c.msgcount for c in connections) * 3 * max(coords.n, 1) <= MAX_VALUES:
+        return None
+    from . import bagstream
+
+    ros1 = not reader.is2
+    try:
+        how = bagstream.plan(bagstream.first_batch(reader, connections, ros1, READ_AT_ONCE), coords, want_effort)
+    except Exception:  # noqa: BLE001 (rosbags' errors, or a message that is not a JointState)
+        return None
+    notices = []
+    chunks = bagstream.chunks(lambda: _open_reader(path, label), connections[0].topic, ros1, label, where, coords,
+                              how, READ_AT_ONCE, notices)
+    return ("q",) + (("qd",) if how[1] else ()) + (("effort",) if how[2] else ()), chunks, notices
 
 
 def _joint_states(reader, path, connections, label, where, coords, want_effort, workers):

@@ -101,7 +101,7 @@ def merge(groups, label, where, coords, want_effort):
     if others:
         notices.append(_count(sum(source[n] is not base for n in needed), "joint") + " interpolated onto the stamps of "
                        f"the publisher of {len(base.names)} joints ({len(t)} messages)")
-    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {_seconds(origin)} s"
+    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {exact_seconds(origin)} s"
                    + ("; velocities from the messages" if "qd" in arrays else ""))
     return arrays, notices
 
@@ -110,7 +110,7 @@ def _count(k, noun):
     return f"{k} {noun}{'s' if k != 1 else ''}"
 
 
-def _seconds(ns):
+def exact_seconds(ns):
     """Integer nanoseconds as exact decimal seconds: '1700000000.000001000'."""
     return f"{'-' if ns < 0 else ''}{abs(ns) // 10**9}.{abs(ns) % 10**9:09d}"
 
