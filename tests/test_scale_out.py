@@ -140,6 +140,24 @@ def test_a_bad_rnea_threads_is_refused_with_many_files_too(tmp_path, inputs, mon
     assert not (tmp_path / "out").exists()
 
 
+def test_ctrl_c_with_one_job_stops_the_whole_run(tmp_path, inputs, monkeypatch):
+    import rnea_cli.pipeline
+
+    compute, seen = rnea_cli.pipeline.Pipeline.compute, []
+
+    def interrupted(self, chunk, traj):
+        seen.append(traj.label)
+        if len(set(seen)) == 2:
+            raise KeyboardInterrupt
+        return compute(self, chunk, traj)
+
+    monkeypatch.setattr(rnea_cli.pipeline.Pipeline, "compute", interrupted)
+    result = run("torques", ARM, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
+    assert result.exit_code == 130 and "rnea: interrupted" in result.stderr
+    assert sorted(set(seen)) == [str(p) for p in inputs[:2]]  # the third file never started
+    assert os.listdir(tmp_path / "out") == ["a.csv"]  # what was done stays; the interrupted file leaves nothing
+
+
 def test_many_file_usage_errors(tmp_path, inputs):
     result = run("torques", ARM, *inputs[:2])
     assert result.exit_code == 2 and "give --output-dir" in result.stderr

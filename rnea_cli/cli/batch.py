@@ -110,6 +110,8 @@ def _one(job):
         sys.stdout, sys.stderr = stdout, stderr
     data = out.getvalue()
     wrapper.detach()  # or closing the wrapper would close out
+    if code == 130:  # Ctrl-C while a file ran here (--jobs 1): the whole run stops, not only this file
+        raise KeyboardInterrupt
     return code, data, err.getvalue(), _summary(code, err.getvalue())
 
 
