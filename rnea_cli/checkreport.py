@@ -123,9 +123,10 @@ def check_junit(model, result, strict, source):
 
 def bad_input(fmt, source, message, kind="bad input"):
     """The report of a trajectory that could not be checked (one among several), in a check format:
-    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message. kind:
+    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message, text a
+    line of the message. kind:
     'bad input', or 'internal error' for a bug of ours."""
-    from xml.sax.saxutils import escape, quoteattr
+    from xml.sax.saxutils import quoteattr
 
     from .errors import printable
 
@@ -142,7 +143,7 @@ def bad_input(fmt, source, message, kind="bad input"):
         return f"::error file={where},title=rnea check%3A {kind}::{esc(message)}\n"
     if fmt == "markdown":
         return f"### ⚠️ rnea check: {_md(source)}\n\n{kind.upper()}: {_md(message)}\n"
-    return escape(message)
+    return f"{kind.upper()}: {message}\n"  # text
 
 
 def check_github(result, strict, source, line_of):

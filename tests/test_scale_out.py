@@ -98,6 +98,8 @@ def test_check_over_many_files(tmp_path, inputs):
     assert f"::error file={inputs[2]}," in github and str(inputs[0]) not in github
     bad = run("check", ARM, *inputs, "--format", "json")
     assert bad.exit_code == 2 and json.loads(bad.stdout)[3]["error"].startswith("rnea: error:")
+    text = run("check", ARM, *inputs).stdout  # the text report too names the file it could not check
+    assert f"== {inputs[3]}\nBAD INPUT: {inputs[3]}: missing q for joints" in text, text
 
 
 def test_reports_and_plots_of_many_files_in_workers_are_those_of_one_at_a_time(tmp_path, inputs, monkeypatch):

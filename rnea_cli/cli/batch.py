@@ -149,7 +149,7 @@ def _gather(name, params, files, results, output_dir):
         from ..checkreport import bad_input
 
         for path, text, (code, *_, summary) in zip(files, outputs, results):
-            if not text and name == "check" and fmt in ("github", "markdown") and code not in (0, 1):
+            if not text and name == "check" and fmt in ("text", "github", "markdown") and code not in (0, 1):
                 text = bad_input(fmt, path, summary.get("error", ""), _kind(code))  # CI sees the file not checked
             if not text:
                 continue
