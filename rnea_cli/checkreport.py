@@ -39,6 +39,14 @@ def verdict(result, strict):
     return line
 
 
+def first_over(check, has_time):
+    """When a check was first over its limit, for a table: a time, a sample, 'whole run' for an RMS."""
+    if check.first_sample is not None:
+        return f"{time_text(check.first_time)} s" if has_time and check.first_time is not None else \
+            f"sample {check.first_sample}"
+    return "whole run" if check.quantity == "rms_effort" and not check.ok else "—"
+
+
 def check_table(model, result, has_time, plain, sparklines=None):
     """The table of every check; sparklines: {joint: |effort|/allowed over time} for the effort rows."""
     from rich import box
@@ -54,11 +62,7 @@ def check_table(model, result, has_time, plain, sparklines=None):
     for c in result.checks:
         u = unit(joints[c.joint], c.quantity)
         style = None if plain else utilisation_style(c.utilisation)
-        first = "—"
-        if c.first_sample is not None:
-            first = f"{time_text(c.first_time)} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
-        elif c.quantity == "rms_effort" and not c.ok:
-            first = "whole run"
+        first = first_over(c, has_time)
         quantity = c.quantity + (f" (τ+{'+'.join(c.terms)})" if c.terms else "")
         spark = [sparklines.get(c.joint, "") if c.quantity == "effort" else ""] if sparklines else []
         add_row(table, c.joint, quantity, f"{c.worst:.4g} {u}", limit_text(c, u),
@@ -124,8 +128,7 @@ def check_junit(model, result, strict, source):
 def bad_input(fmt, source, message, kind="bad input"):
     """The report of a trajectory that could not be checked (one among several), in a check format:
     JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message, text a
-    line of the message. kind:
-    'bad input', or 'internal error' for a bug of ours."""
+    line of the message. kind: 'bad input', or 'internal error' for a bug of ours."""
     from xml.sax.saxutils import quoteattr
 
     from .errors import printable
@@ -180,11 +183,7 @@ def check_markdown(model, result, strict, source, has_time):
                   "|---|---|---:|---:|---:|---:|---:|"]
         for c in near:
             u = unit(joints[c.joint], c.quantity)
-            first = "—"
-            if c.first_sample is not None:
-                first = f"{time_text(c.first_time)} s" if has_time and c.first_time is not None else f"sample {c.first_sample}"
-            elif c.quantity == "rms_effort" and not c.ok:
-                first = "whole run"
+            first = first_over(c, has_time)
             mark = "🔴 " if not c.ok else "🟡 "
             lines.append(f"| {_md(c.joint)} | {c.quantity} | {c.worst:.4g} {u} | {_md(limit_text(c, u))} | "
                          f"{mark}{percent(c.utilisation)} | {first} | {c.count} |")

@@ -60,10 +60,10 @@ def joint_limits(model, overrides=None, source=None):
             raise RneaError(source, joint.name, f"lower {lim.lower:g} is not below upper {lim.upper:g} "
                                                 "(with the URDF's limits)")
         if (lim.lower is None) != (lim.upper is None):  # (only an override leaves one: a URDF gives both)
-            given, value = ("upper", lim.upper) if lim.lower is None else ("lower", lim.lower)
-            raise RneaError(source or model.source, joint.name, f"{given} is {value:g} but {'lower' if given == 'upper' else 'upper'} "
-                                                "is null: a position limit has both bounds (null both to check no "
-                                                "position)")
+            given, null = ("upper", "lower") if lim.lower is None else ("lower", "upper")
+            raise RneaError(source or model.source, joint.name, f"{given} is {getattr(lim, given):g} but {null} is "
+                                                                "null: a position limit has both bounds (null both "
+                                                                "to check no position)")
         limits.append(lim)
     return limits, notes
 

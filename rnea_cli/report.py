@@ -25,17 +25,16 @@ def add_row(table, *cells):
 SPARKLINE_COLUMNS = 42  # a sparkline's 40 characters and the gap before it
 
 
-def print_whole(console, build, sparklines=None):
-    """Print the table build(sparklines or None) at its natural width, even on a narrower terminal,
-    whose lines then wrap (rich would squeeze its columns, the first down to nothing); with the
-    sparklines only where the terminal has room for them beside the table."""
-    table = build(None)
+def print_whole(console, table, with_sparklines=None):
+    """Print a table at its natural width, even on a narrower terminal, whose lines then wrap (rich
+    would squeeze its columns, the first down to nothing). with_sparklines: a function making the
+    same table with a column of sparklines, printed instead where the terminal has room for them."""
     if not getattr(console, "is_terminal", False):
         console.print(table)
         return
     needed = _natural_width(console, table)
-    if sparklines is not None and console.width >= needed + SPARKLINE_COLUMNS:
-        table = build(sparklines)
+    if with_sparklines is not None and console.width >= needed + SPARKLINE_COLUMNS:
+        table = with_sparklines()
         needed = _natural_width(console, table)
     width = console.width
     console.width = max(width, needed)  # (print's own width= is capped at the console's)

@@ -213,7 +213,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
         stdout = make_console(stderr=False)
         from ..report import print_whole
 
-        print_whole(stdout, lambda _: comparison_table(coords, joints, plain=not stdout.is_terminal))
+        print_whole(stdout, comparison_table(coords, joints, plain=not stdout.is_terminal))
         say(stdout, f"{stats.count} samples; model effort = tau" + "".join(f" + {t}" for t in
                                                                             run.pipeline.effort_terms))
     worst = max(joints, key=lambda j: j["rms"], default=None)

@@ -119,8 +119,9 @@ def _summary(code, errors):
     run, check = CURRENT.get("run"), CURRENT.get("check")
     if code not in (0, 1) or run is None:
         lines = [line for line in errors.splitlines() if line.startswith("rnea: ")]
-        return {"samples": None, "use": None, "joint": None,
-                "verdict": "bad input" if code == 2 and lines else "failed", "error": lines[-1] if lines else errors.strip()}
+        verdict = "bad input" if code == 2 and lines else "failed"
+        return {"samples": None, "use": None, "joint": None, "verdict": verdict,
+                "error": lines[-1] if lines else errors.strip()}
     samples = run.pipeline.peaks["effort"].count
     if check is not None and check.checks:
         worst = max(check.checks, key=lambda c: c.utilisation)

@@ -61,9 +61,11 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
         stdout = make_console(stderr=False)
         from ..report import print_whole
 
-        print_whole(stdout, lambda lines: report.check_table(run.model, result, run.traj.has_time,
-                                                             plain=not stdout.is_terminal, sparklines=lines),
-                    {run.coords.joint_names[i]: sparks.line(i) for i in efforts})
+        def table(sparklines=None):
+            return report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
+                                      sparklines=sparklines)
+
+        print_whole(stdout, table(), lambda: table({run.coords.joint_names[i]: sparks.line(i) for i in efforts}))
         say(stdout, report.verdict(result, strict),
             style=None if not stdout.is_terminal else "bold red" if failed else "bold green")
     elif fmt == "json":

@@ -51,12 +51,14 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     plain = not console.is_terminal
     peaks = pipeline.peaks
     if coords.n:
-        print_whole(console, lambda lines: torque_report(coords, peaks["tau"], traj.has_time, plain=plain,
-                                                          sparklines=lines), sparks)
+        def table(sparklines=None):
+            return torque_report(coords, peaks["tau"], traj.has_time, plain=plain, sparklines=sparklines)
+
+        print_whole(console, table(), None if sparks is None else lambda: table(sparks))
     if pipeline.effort_terms:
-        print_whole(console, lambda _: actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
+        print_whole(console, actuator_table(coords, peaks, bool(pipeline.drives), plain=plain))
     if energy is not None and traj.has_time:
-        print_whole(console, lambda _: energy_table(coords, energy, plain=plain))
+        print_whole(console, energy_table(coords, energy, plain=plain))
     if "base" in peaks:
         say(console, base_wrench_line(peaks["base"], traj.has_time))
     say(console, summary_line(coords, peaks["tau"]))
@@ -97,4 +99,4 @@ def wrenches(output, fmt, fixed, quiet, **options):
         shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
         from ..report import print_whole
 
-        print_whole(console, lambda _: wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))
+        print_whole(console, wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))

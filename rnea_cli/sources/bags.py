@@ -134,12 +134,13 @@ def _streamed(reader, path, connections, label, where, coords, want_effort):
 
     ros1 = not reader.is2
     try:
-        how = bagstream.plan(bagstream.first_batch(reader, connections, ros1, READ_AT_ONCE), coords, want_effort)
+        raws, times = next(bagstream.raw_batches(reader, connections, READ_AT_ONCE))
+        how = bagstream.plan(jointstate.decode(raws, times, ros1), coords, want_effort)
     except Exception:  # noqa: BLE001 (rosbags' errors, or a message that is not a JointState)
         return None
     notices = []
-    chunks = bagstream.chunks(lambda: _open_reader(path, label), connections[0].topic, ros1, label, where, coords,
-                              how, READ_AT_ONCE, notices)
+    chunks = bagstream.Stream(label, where, coords, how, ros1).chunks(lambda: _open_reader(path, label),
+                                                                      connections[0].topic, READ_AT_ONCE, notices)
     return ("q",) + (("qd",) if how[1] else ()) + (("effort",) if how[2] else ()), chunks, notices
 
 

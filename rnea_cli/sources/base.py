@@ -73,5 +73,6 @@ class Trajectory:
 def ignored(extras, noun="column"):
     """The notice for the columns (or entries) of a file that are not read: 'ignored 2 columns ...'."""
     plural = {"column": "columns", "entry": "entries"}[noun] if len(extras) > 1 else noun
-    listed = ", ".join(shown(e)[1:-1] or "(one without a name)" for e in extras[:8]) + (", ..." if len(extras) > 8 else "")
+    listed = ", ".join(shown(e)[1:-1] or "(one without a name)" for e in extras[:8])
+    listed += ", ..." if len(extras) > 8 else ""
     return f"ignored {len(extras)} {plural} not read (not of this robot, or not for this command): {listed}"

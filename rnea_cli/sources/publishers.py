@@ -88,8 +88,7 @@ def merge(groups, label, where, coords, want_effort):
                 break
             if not np.isfinite(x[used]).all():
                 k = int(np.flatnonzero(~np.isfinite(x[used]))[0])
-                raise TrajectoryError(label, f"{where}, message {int(g.index[used][k])}",
-                                      f"the {group_key} of {shown(name)} is not finite: {float(x[used][k])!r}")
+                raise not_finite(label, where, int(g.index[used][k]), group_key, name, x[used][k])
             columns.append(x[keep] if g is base else np.interp(t, g.time, x))
         if columns is not None:
             arrays[key] = np.column_stack(columns) if columns else np.empty((len(t), 0))
@@ -101,9 +100,19 @@ def merge(groups, label, where, coords, want_effort):
     if others:
         notices.append(_count(sum(source[n] is not base for n in needed), "joint") + " interpolated onto the stamps of "
                        f"the publisher of {len(base.names)} joints ({len(t)} messages)")
-    notices.append(f"{where}: {len(t)} JointState messages, time 0 at stamp {exact_seconds(origin)} s"
-                   + ("; velocities from the messages" if "qd" in arrays else ""))
+    notices.append(summary(where, len(t), origin, "qd" in arrays))
     return arrays, notices
+
+
+def summary(where, count, origin, velocities):
+    """The notice of a topic read: its messages, the stamp that is time 0 (ns), where qd comes from."""
+    return (f"{where}: {count} JointState messages, time 0 at stamp {exact_seconds(origin)} s"
+            + ("; velocities from the messages" if velocities else ""))
+
+
+def not_finite(label, where, message, field, name, value):
+    return TrajectoryError(label, f"{where}, message {message}", f"the {field} of {shown(name)} is not finite: "
+                                                                 f"{float(value)!r}")
 
 
 def _count(k, noun):
