@@ -494,3 +494,26 @@ def test_a_streamed_topic_refuses_what_it_cannot_merge_or_sort(tmp_path, monkeyp
         assert result.exit_code == 2 and result.stderr == f"rnea: error: {path}: topic /joint_states, {message}\n", \
             result.stderr
         assert not (tmp_path / "tau.csv").exists()
+
+
+def test_a_message_rosbags_cannot_read_midway_through_a_streamed_topic_is_one_line(tmp_path, monkeypatch):
+    from rosbags.highlevel import AnyReader
+
+    from rnea_cli.sources import bags
+
+    path = write_joint_states(bag_path(tmp_path, "mcap"), "mcap", JOINTS, TIME, Q, QD)
+    monkeypatch.setattr(bags, "MAX_VALUES", 1000)
+    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)  # the first batch, which decides the groups, reads well
+    messages = AnyReader.messages
+
+    def breaking(self, *args, **kwargs):
+        for k, message in enumerate(messages(self, *args, **kwargs)):
+            if k == 100:
+                raise ValueError("chunk CRC mismatch\nmore")
+            yield message
+
+    monkeypatch.setattr(AnyReader, "messages", breaking)
+    result = run("torques", ARM, path, "-o", tmp_path / "tau.csv")
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {path}: topic /joint_states: cannot read message 100: chunk CRC mismatch\n"), result.stderr
+    assert not (tmp_path / "tau.csv").exists()

@@ -87,7 +87,7 @@ def _open_reader(path, label):
         reader = AnyReader([target], default_typestore=_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE))
         reader.open()
     except Exception as exc:  # rosbags raises many kinds, each a plain message
-        raise TrajectoryError(label, None, f"not a readable ROS bag: {_why(exc)}") from None
+        raise TrajectoryError(label, None, f"not a readable ROS bag: {why_unreadable(exc)}") from None
     return reader
 
 
@@ -99,7 +99,7 @@ def _typestore(store):
     return get_typestore(store)
 
 
-def _why(exc):
+def why_unreadable(exc):
     text = str(exc).strip().split("\n")[0] or type(exc).__name__
     return text[:300]
 
@@ -304,7 +304,7 @@ def _read(reader, connections, ros1, start, stop, most):
         k, why = exc.args
         return [], 0, (count + k, "message ", f" is not a JointState: {why}")
     except Exception as exc:  # rosbags raises many kinds, each a plain message
-        return [], 0, (count + len(raws), "cannot read message ", f": {_why(exc)}")
+        return [], 0, (count + len(raws), "cannot read message ", f": {why_unreadable(exc)}")
     if _values(decoded) > most:
         return [], 0, (None, TOO_MANY, "")
     return decoded, count + len(raws), None
@@ -328,7 +328,7 @@ def _trajectory(reader, connections, label, where, coords, message):
                 msg = reader.deserialize(raw, connection.msgtype)
                 break
     except Exception as exc:
-        raise TrajectoryError(label, where, f"cannot read message {k}: {_why(exc)}") from None
+        raise TrajectoryError(label, where, f"cannot read message {k}: {why_unreadable(exc)}") from None
     if connections[0].msgtype == TRAJECTORIES[1]:  # DisplayTrajectory: its RobotTrajectories, one after another
         parts = [robot.joint_trajectory for robot in msg.trajectory]
     else:

@@ -19,15 +19,24 @@ from .base import Chunk
 LARGE = "in a topic this large, read as it streams"
 
 
+class Unreadable(Exception):
+    """(index of the message rosbags could not read, its exception)."""
+
+
 def raw_batches(reader, connections, size):
-    """([raw message], [log time]) of the topic's messages, `size` at a time."""
-    raws, times = [], []
-    for _, log_time, raw in reader.messages(connections=connections):
-        raws.append(raw)
-        times.append(log_time)
-        if len(raws) == size:
-            yield raws, times
-            raws, times = [], []
+    """([raw message], [log time]) of the topic's messages, `size` at a time; Unreadable for one
+    that rosbags cannot read."""
+    raws, times, read = [], [], 0
+    try:
+        for _, log_time, raw in reader.messages(connections=connections):
+            raws.append(raw)
+            times.append(log_time)
+            read += 1
+            if len(raws) == size:
+                yield raws, times
+                raws, times = [], []
+    except Exception as exc:  # noqa: BLE001 (rosbags raises many kinds, each a plain message)
+        raise Unreadable(read, exc) from None
     if raws:
         yield raws, times
 
@@ -53,12 +62,18 @@ class Stream:
         self.origin = self.last = None  # the first and the latest stamp (ns)
 
     def chunks(self, open_reader, topic, size, notices):
+        from .bags import why_unreadable
+
         reader = open_reader()
         try:
             for raws, times in raw_batches(reader, [c for c in reader.connections if c.topic == topic], size):
                 chunk = self._batch(raws, times)
                 if chunk is not None:
                     yield chunk
+        except Unreadable as exc:
+            k, cause = exc.args
+            raise TrajectoryError(self.label, self.where, f"cannot read message {k}: {why_unreadable(cause)}") \
+                from None
         finally:
             reader.close()
         if self.origin is None:
