@@ -235,3 +235,15 @@ def test_a_robot_at_rest_reports_no_nan(tmp_path):
     html = (tmp_path / "r.html").read_text()
     assert "peak |effort| 0 N·m;" in html or "peak |effort| 0 N·m<" in html or "peak |effort| 0 N·m\"" in html
     assert not re.search(r"\bnan\b|\binf\b|NaN|Infinity", html), re.search(r".{60}(nan|inf|NaN).{20}", html)
+
+
+def test_an_rms_limit_broken_over_the_whole_run_reads_so_in_the_report_as_in_check(tmp_path):
+    pytest.importorskip("matplotlib")
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {rms_effort: 1}\n")
+    assert run("report", ARM, ARM_CSV, "--limits", limits, "-o", tmp_path / "r.html").exit_code == 1
+    row = next(r for r in re.findall(r"<tr>.*?</tr>", (tmp_path / "r.html").read_text(), re.S)
+               if "<td>rms_effort</td>" in r)
+    assert "<td>whole run</td>" in row, row
+    markdown = run("check", ARM, ARM_CSV, "--limits", limits, "--format", "markdown").stdout
+    assert next(line for line in markdown.splitlines() if "| rms_effort |" in line).count("| whole run |") == 1

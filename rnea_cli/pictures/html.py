@@ -138,9 +138,7 @@ def _limit_table(model, check, time_known):
     rows = []
     for c in check.checks:
         u = unit(joints[c.joint], c.quantity)
-        first = "—"
-        if c.first_sample is not None:
-            first = f"{time_text(c.first_time)} s" if time_known and c.first_time is not None else f"sample {c.first_sample}"
+        first = checkreport.first_over(c, time_known)
         style = "over" if not c.ok else "near" if c.utilisation >= 0.8 else ""
         rows.append(f"<tr><td>{_e(c.joint)}</td><td>{_e(c.quantity)}</td><td>{c.worst:.4g} {u}</td>"
                     f"<td>{_e(checkreport.limit_text(c, u))}</td><td class=\"{style}\">{percent(c.utilisation)}"
