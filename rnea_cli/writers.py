@@ -209,6 +209,30 @@ def _write_temp(folder, path):
             os.unlink(tmp)
 
 
+class _Sink:
+    """The stream a Parquet or Arrow writer writes into, which takes nothing once dropped (and is
+    not the writer's to close)."""
+
+    def __init__(self, stream):
+        self.stream, self.dropped, self.written, self.closed = stream, False, 0, False
+
+    def write(self, data):
+        if not self.dropped:
+            self.stream.write(data)
+            self.written += len(data)
+        return len(data)
+
+    def tell(self):
+        return self.written
+
+    def flush(self):
+        if not self.dropped and hasattr(self.stream, "flush"):
+            self.stream.flush()
+
+    def close(self):
+        self.closed = True
+
+
 class TableWriter:
     """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
     e.g. ("time",) or ("tau", "shoulder"); CSV, Parquet and Arrow use `names[k]`. As a context
@@ -255,17 +279,17 @@ class TableWriter:
         from .sources.tables import arrow_of
 
         table = pa.Table.from_arrays([arrow_of(block[:, k]) for k in range(block.shape[1])], names=list(self.names))
-        raw = getattr(self.stream, "stream", self.stream)
         try:
             if self._arrow is None:
+                self._sink = _Sink(getattr(self.stream, "stream", self.stream))
                 if self.fmt == "parquet":
                     import pyarrow.parquet as pq
 
                     # no dictionary pages: computed doubles hardly repeat, and trying them cost 3-4x
                     # the writing time and a larger file (benchmarks/README.md)
-                    self._arrow = pq.ParquetWriter(raw, table.schema, use_dictionary=False)
+                    self._arrow = pq.ParquetWriter(self._sink, table.schema, use_dictionary=False)
                 else:
-                    self._arrow = pa.ipc.new_file(raw, table.schema)
+                    self._arrow = pa.ipc.new_file(self._sink, table.schema)
             self._arrow.write_table(table)
         except OSError as exc:
             raise RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}") from None
@@ -284,15 +308,15 @@ class TableWriter:
         self._drop()
 
     def _drop(self):
-        """After an error: no more output than was already on its way, and no Parquet footer later."""
+        """After an error: no more output than was already on its way, and no footer: a Parquet
+        writer freed writes one, which would make a cut-off table on stdout read as whole (or, into
+        a closed file at garbage collection, print "Exception ignored")."""
         try:
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
         finally:
-            if self._arrow is not None and hasattr(self._arrow, "is_open"):
-                # the file is dropped, so its Parquet writer must not write a footer into it later
-                # (at garbage collection, into a closed file: "Exception ignored" on stderr)
-                self._arrow.is_open = False
+            if self._arrow is not None:
+                self._sink.dropped = True
                 self._arrow = None
 
     def close(self):

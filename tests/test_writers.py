@@ -172,9 +172,9 @@ def test_a_signal_mid_write_leaves_nothing_behind(tmp_path, signum, status, name
                                               (True, "while the last block is written")])
 def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when):
     """Interrupted mid-run (Ctrl-C while a block is computed, or while close() waits for the writer
-    thread's last block), the file is dropped: its writer must not write a footer into the closed
-    file when it is collected (Python would print 'Exception ignored in ParquetWriter.__del__'; an
-    Arrow IPC writer writes nothing when collected)."""
+    thread's last block), the output is dropped: its writer writes no footer, neither at once (a cut-off
+    table on stdout would read as whole) nor into the closed file when it is collected (Python would
+    print 'Exception ignored in ParquetWriter.__del__')."""
     fmt = "parquet"
     import gc
 
@@ -202,13 +202,15 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when)
                     raise KeyboardInterrupt
                 job, size = writer._pending[-1]  # (only a writer thread has a block to wait for)
                 writer._pending[-1] = (Interrupted(job), size)
-        assert writer._arrow is None
         stream.close()
+        dropped = (tmp_path / f"o.{fmt}").read_bytes()
         del writer
         gc.collect()
     finally:
         sys.unraisablehook = hook
     assert unraisable == [], [u.exc_value for u in unraisable]
+    assert dropped.startswith(b"PAR1") and not dropped.endswith(b"PAR1")  # the rows' pages, no footer
+    assert (tmp_path / f"o.{fmt}").read_bytes() == dropped
 
 
 def test_a_complete_output_replaces_an_old_one_with_the_umask(tmp_path):
