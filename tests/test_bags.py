@@ -228,6 +228,13 @@ def parts_bag(path, fmt, bad_at=None):
     return path, times
 
 
+def assert_same_chunks(one, other):
+    """Two trajectories' chunks hold the same bits."""
+    for a, b in zip(one.chunks, other.chunks, strict=True):
+        assert a.time.tobytes() == b.time.tobytes()
+        assert {g: x.tobytes() for g, x in a.data.items()} == {g: x.tobytes() for g, x in b.data.items()}
+
+
 def spy_reads(monkeypatch):
     """[(start, stop)] of the log times this process reads (the workers' parts are not in it)."""
     from rnea_cli.sources import bags
@@ -273,9 +280,7 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
     assert read_here == [(None, None) if fmt == "ros1" else (None, T0 + 400_000_000)]
     assert parts.notices == alone.notices
     assert "1 stamp out of order: sorted" in " ".join(alone.notices) and "interpolated" in " ".join(alone.notices)
-    for one, other in zip(alone.chunks, parts.chunks, strict=True):
-        assert one.time.tobytes() == other.time.tobytes()
-        assert {g: x.tobytes() for g, x in one.data.items()} == {g: x.tobytes() for g, x in other.data.items()}
+    assert_same_chunks(alone, parts)
     for k, at in enumerate((0.2, 1.0)):  # in the first part, in the last
         (tmp_path / str(k)).mkdir()
         bad, times = parts_bag(bag_path(tmp_path / str(k), fmt), fmt, bad_at=at)
@@ -323,9 +328,7 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     finally:
         reader.close()
     alone, parts = (open_trajectory(writer.writer.path, MODEL, workers=n) for n in (1, 2))
-    for one, other in zip(alone.chunks, parts.chunks, strict=True):
-        assert one.time.tobytes() == other.time.tobytes()
-        assert {g: x.tobytes() for g, x in one.data.items()} == {g: x.tobytes() for g, x in other.data.items()}
+    assert_same_chunks(alone, parts)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
@@ -368,6 +371,8 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
     bag, times = parts_bag(bag_path(tmp_path, "mcap"), "mcap", bad_at=0.2)
     code = ("import signal, rnea_cli.sources.bags as b; b.PART = 100\n"
             "def forever(*a):\n    signal.pause()\n"  # the second part's worker: never done
+            "parts = b._parts\ndef said(*a):\n    out = parts(*a)\n    print(f'{len(out)} parts', file=__import__('sys')"
+            ".stderr)\n    return out\nb._parts = said\n"
             "b._read_part = forever\nfrom rnea_cli.cli import run; run()")
     try:
         result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o",
@@ -377,6 +382,7 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
         pytest.fail("the run waited for the worker of the second part")
     index = times.index(T0 + 200_000_000 + 1)
     assert result.returncode == 2 and f"message {index} is not a JointState" in result.stderr, result.stderr
+    assert "2 parts" in result.stderr  # (the second read apart, by a worker that never finishes)
     assert not (tmp_path / "tau.csv").exists()
 
 
@@ -388,7 +394,10 @@ def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch
     from rnea_cli.trajectory import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)
-    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)  # messages counted across the batches decoded together
+    # messages counted across the batches decoded together: in this process (spawned workers, fresh
+    # from a module that imported polars, decode with the default batch)
+    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)
+    read_here = spy_reads(monkeypatch)
     for k, (field, bad) in enumerate([("position", np.nan), ("effort", np.inf)]):
         path = bag_path(tmp_path / str(k), fmt)
         path.parent.mkdir(exist_ok=True)
@@ -413,7 +422,7 @@ def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch
         writer.close()
         joint = JOINTS[2] if field == "position" else JOINTS[6]
         for workers in (1, 3):
-            read_here = spy_reads(monkeypatch)
+            read_here.clear()
             with pytest.raises(bags.TrajectoryError) as caught:
                 open_trajectory(path, MODEL, workers=workers, effort=True)
             assert (read_here[0] != (None, None)) == (workers > 1 and fmt != "ros1") and len(read_here) == 1

@@ -330,8 +330,6 @@ def test_on_a_narrow_terminal_a_table_keeps_every_cell_and_no_sparklines(monkeyp
 
     from rich.console import Console
 
-    import rnea_cli.cli.common as common
-
     for width in (70, 200):
         screens = []
 
@@ -340,9 +338,8 @@ def test_on_a_narrow_terminal_a_table_keeps_every_cell_and_no_sparklines(monkeyp
                                    color_system=None))
             return screens[-1]
 
-        for module in (common, "rnea_cli.cli.check", "rnea_cli.cli.tables"):
-            monkeypatch.setattr(module if module is common else f"{module}.make_console",
-                                *(("make_console", terminal) if module is common else (terminal,)))
+        for module in ("common", "check", "tables"):  # (each imported make_console by name)
+            monkeypatch.setattr(f"rnea_cli.cli.{module}.make_console", terminal)
         assert run(command, ARM, ARM_CSV, *(["-o", "/dev/null"] if command == "torques" else [])).exit_code == 0
         text = "".join(screen.file.getvalue() for screen in screens)
         for k in range(1, 8):

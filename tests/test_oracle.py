@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import corpus_params, load, need_corpus
-from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_motion
+from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_base, random_motion
 from random_urdf import random_urdf
 from rnea_cli import engine, load_urdf, rnea, rnea_reference
 
@@ -95,8 +95,7 @@ def test_a_samples_torques_are_the_same_bits_in_any_chunk_of_any_length(monkeypa
     monkeypatch.setattr(engine, "THREADED_CHUNK", 32)
     rng = np.random.default_rng(5)
     motion = random_motion(rng, 200, model.n)
-    base = [np.column_stack([rng.normal(size=(200, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (200, 1))]),
-            rng.normal(size=(200, 6)), rng.normal(size=(200, 6))]
+    base = list(random_base(rng, 200))
     whole = engine.inverse_dynamics(model, *motion, base=base, wrenches=True)
     for N in (1, 2, 3, 17, 33, 65, 200):
         for threads in (1, 2, 3, 80):

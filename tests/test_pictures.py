@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import ROBOTS, run, under_ci
+from conftest import ROBOTS, joint_columns, load, run, under_ci, write_csv
 
 ARM = ROBOTS / "arm7.urdf"
 ARM_CSV = ROBOTS / "arm7_traj.csv"
@@ -226,10 +226,9 @@ def test_sparklines_keep_every_peak():
 def test_a_robot_at_rest_reports_no_nan(tmp_path):
     """At rest, a joint about the vertical carries no torque: its caption has no time of a peak
     (never 't = nan s'), and nothing in the report is NaN or infinite."""
-    model_joints = [f"arm7_joint{k}" for k in range(1, 8)]
-    still = tmp_path / "still.csv"
-    pl.DataFrame({"time": np.arange(20) * 0.01, **{f"{p}_{j}": np.zeros(20) for j in model_joints
-                                                   for p in ("q", "qd", "qdd")}}).write_csv(still)
+    zero = np.zeros((20, 7))
+    still = write_csv(tmp_path / "still.csv", {"time": np.arange(20) * 0.01,
+                                               **joint_columns(load(ARM).joint_names, zero, zero, zero)})
     result = run("report", ARM, still, "-o", tmp_path / "r.html", "-q")
     assert result.exit_code == 0, result.stderr
     html = (tmp_path / "r.html").read_text()
@@ -238,7 +237,6 @@ def test_a_robot_at_rest_reports_no_nan(tmp_path):
 
 
 def test_an_rms_limit_broken_over_the_whole_run_reads_so_in_the_report_as_in_check(tmp_path):
-    pytest.importorskip("matplotlib")
     limits = tmp_path / "limits.yaml"
     limits.write_text("arm7_joint2: {rms_effort: 1}\n")
     assert run("report", ARM, ARM_CSV, "--limits", limits, "-o", tmp_path / "r.html").exit_code == 1

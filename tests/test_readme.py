@@ -44,7 +44,6 @@ def test_the_ci_recipe_writes_every_output_and_fails_the_step_when_a_limit_is_ex
     import subprocess
     import sys
 
-    pytest.importorskip("matplotlib")  # (its rnea report)
     text = (ROOT / "README.md").read_text()
     block = re.search(r"```yaml\n- name: Check planned trajectories.*?\n  run: \|\n(.*?)\n- uses:", text, re.S).group(1)
     script = "\n".join(line[4:] for line in block.splitlines() if "pip install" not in line)

@@ -68,15 +68,12 @@ def test_many_files_read_their_robot_once_and_a_later_run_reads_it_again(tmp_pat
     assert (tmp_path / "out" / "a.csv").read_text() != first
     from rnea_cli.cli import common  # within one batch, a file changed on disk is read again (the key: its stat)
 
-    common.MODELS = {}
-    try:
-        options = {"robot": str(robot), "xacro_args": (), "package_paths": ()}
-        heavy = common.load_model(options, None, fixed_joints=True)
-        assert common.load_model(options, None, fixed_joints=True) is heavy
-        robot.write_text(ARM.read_text())
-        assert common.load_model(options, None, fixed_joints=True) is not heavy
-    finally:
-        common.MODELS = None
+    monkeypatch.setattr(common, "MODELS", {})
+    options = {"robot": str(robot), "xacro_args": (), "package_paths": ()}
+    heavy = common.load_model(options, None, fixed_joints=True)
+    assert common.load_model(options, None, fixed_joints=True) is heavy
+    robot.write_text(ARM.read_text())
+    assert common.load_model(options, None, fixed_joints=True) is not heavy
 
 
 def test_check_over_many_files(tmp_path, inputs):
@@ -105,7 +102,6 @@ def test_check_over_many_files(tmp_path, inputs):
 def test_reports_and_plots_of_many_files_in_workers_are_those_of_one_at_a_time(tmp_path, inputs, monkeypatch):
     """(A worker draws in itself: a worker process may start none of its own, though a report
     alone is drawn in two, as it is here whatever the cores CI has.)"""
-    pytest.importorskip("matplotlib")
     monkeypatch.setattr("rnea_cli.workers.usable_cores", lambda: 2)
     for command, name in (("report", "a.html"), ("plot", "a.png")):
         result = run(command, ARM, *inputs[:2], "--output-dir", tmp_path / command, "--jobs", "2")

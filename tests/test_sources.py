@@ -32,16 +32,15 @@ def test_parquet_and_arrow_in_and_out_give_the_csv_numbers(tmp_path):
     for name in ("t.parquet", "t.arrow", "t.ipc"):
         assert torques(ARM, tmp_path / name) == expected, name
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.feather as feather
-    import pyarrow.parquet as pq
 
     table = frame.to_arrow()
-    encoded = pa.table({name: pa.compute.dictionary_encode(table[name]) if name.startswith("q_") else table[name]
-                        for name in table.column_names})  # dictionary-encoded doubles, as Parquet may give them
+    encoded = pa.table({name: pc.dictionary_encode(table[name]) if name.startswith("q_") else table[name]
+                        for name in table.column_names})  # dictionary-encoded doubles, as an Arrow file may hold
     feather.write_feather(encoded, tmp_path / "d.arrow", compression="uncompressed")
-    pq.write_table(encoded, tmp_path / "d.parquet")
-    for name in ("d.arrow", "d.parquet"):
-        assert torques(ARM, tmp_path / name) == expected, name
+    assert pa.types.is_dictionary(pa.ipc.open_file(tmp_path / "d.arrow").schema.field("q_arm7_joint1").type)
+    assert torques(ARM, tmp_path / "d.arrow") == expected
     for out in ("tau.parquet", "tau.arrow"):
         torques(ARM, ARM_CSV, "-o", tmp_path / out)
         back = pl.read_parquet(tmp_path / out) if out.endswith("parquet") else pl.read_ipc(tmp_path / out)

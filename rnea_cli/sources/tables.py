@@ -121,9 +121,7 @@ def _chunks(reader, label, groups, time_col, time_scale):
     for batch in reader.batches(wanted):
         values = {}
         for name in wanted:
-            column = batch.column(name)
-            if pa.types.is_dictionary(column.type):
-                column = column.dictionary_decode()
+            column = batch.column(name)  # (a dictionary-encoded one is decoded by the cast below)
             if column.null_count:
                 k = int(pc.index(pc.is_null(column), True).as_py())
                 raise TrajectoryError(label, f"row {start + k}, column {shown(name)}", "missing (null)")
