@@ -7,7 +7,11 @@ derived in docs/engine.md:
 
 - each body is worked in its *aligned* frame, its rotor frame turned so that the joint axis is z:
   S is then a unit vector and `stator_X_rotor(q)` a rotation about z or a translation along z;
-- f = I a + v x* I v is one (6, <=18) matrix K times [a; the products v_a v_b it needs].
+- f = I a + v x* I v is formed for every body at once, after the first pass.
+
+Every operation on samples is an element-wise numpy operation in a fixed order (no BLAS, no
+reduction over samples, no libm): each is correctly rounded element by element, so a sample's
+result is the same bits in any chunk, on any thread, on every CPU (docs/engine.md, section 3).
 
 Spatial vectors are [angular; linear]. A motion array is laid out (angular|linear, x|y|z, v|a, N).
 """
@@ -17,14 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import blas, spatial
+from . import spatial
 
 GRAVITY = (0.0, 0.0, -9.81)
 CHUNK = 6144  # samples per pass, so that each body's working arrays stay in cache (benchmarks/README.md)
 THREADED_CHUNK = 2 * CHUNK  # per task on a thread pool (the same results; benchmarks/README.md)
-PAIRS = [(a, b) for a in range(6) for b in range(a, 6)]  # the 21 products v_a v_b, a <= b
-# Products whose column of K is zero for every rigid body (docs/engine.md, "Which products vanish")
-VANISHING = {(a, b) for a in range(3, 6) for b in range(a, 6)} | {(0, 3), (1, 4), (2, 5)}
 
 
 class Dynamics(NamedTuple):
@@ -35,39 +36,51 @@ class Dynamics(NamedTuple):
     joint_wrenches: np.ndarray | None  # (N, n, 6) [n; f] from parent to child, in each joint's (child) frame
 
 
-def force_matrix(I):
-    """K (6, 27) with I a + v x* I v = K [a; v_a v_b for (a, b) in PAIRS].
+class Linear:
+    """y = A x for a constant matrix A, as element-wise operations: each row of y is the sum of
+    A[r, k] x[k] over the nonzero entries of its row, left to right (an entry of ±1 adds or
+    subtracts x[k] itself, which rounds alike). BLAS would pick a kernel, and its rounding, by
+    CPU and by the length of x."""
 
-    v x* (I v) = sum_ab v_a v_b crf(e_a) I e_b, so each product's column is exact in I's entries."""
-    B = np.array([spatial.crf(e) @ I for e in np.eye(6)])  # B[a][:, b] = crf(e_a) I e_b
-    K = np.zeros((6, 27))
-    K[:, :6] = I
-    for k, (a, b) in enumerate(PAIRS):
-        K[:, 6 + k] = B[a][:, b] if a == b else B[a][:, b] + B[b][:, a]
-    return K
+    def __init__(self, A):
+        self.rows = [[(k, float(a)) for k, a in enumerate(row) if a != 0.0] for row in np.asarray(A, dtype=float)]
 
-
-class BodyForce:
-    """f = I a + v x* I v for one body, as K[:, used] @ [a; v_a v_b for the used pairs].
-
-    The used pairs leave out the VANISHING ones and those whose column is exactly zero (a centre
-    of mass on an axis of the frame); they are formed in runs v_a * v[b0:b1], one numpy call each."""
-
-    def __init__(self, I):
-        K = force_matrix(I)
-        used = [p for k, p in enumerate(PAIRS) if p not in VANISHING and K[:, 6 + k].any()]
-        self.runs = []  # (a, b0, b1): Z rows for v_a v_b, b0 <= b < b1, in order
-        for a, b in used:
-            if self.runs and self.runs[-1][0] == a and self.runs[-1][2] == b:
-                self.runs[-1][2] += 1
+    def into(self, x, y, t):
+        """y = A x; x (C, L), y (R, L) not overlapping x, t (L,) scratch."""
+        for r, terms in enumerate(self.rows):
+            if not terms:
+                y[r] = 0.0
+                continue
+            k, a = terms[0]
+            if a == 1.0:
+                np.copyto(y[r], x[k])
+            elif a == -1.0:
+                np.negative(x[k], out=y[r])
             else:
-                self.runs.append([a, b, b + 1])
-        self.K = np.ascontiguousarray(K[:, list(range(6)) + [6 + PAIRS.index(p) for p in used]])
+                np.multiply(x[k], a, out=y[r])
+            _add_terms(y[r], x, terms[1:], t)
+
+    def add_to(self, x, y, t):
+        """y += A x, term by term."""
+        for r, terms in enumerate(self.rows):
+            _add_terms(y[r], x, terms, t)
+
+
+def _add_terms(y, x, terms, t):
+    for k, a in terms:
+        if a == 1.0:
+            y += x[k]
+        elif a == -1.0:
+            y -= x[k]
+        else:
+            np.multiply(x[k], a, out=t)
+            y += t
 
 
 class Plan:
     """The constants of a Model in aligned frames: per joint its parent, kind, alignment A
-    (A e_z = axis), the fixed part of Xup and the body's force matrix."""
+    (A e_z = axis), the fixed part of Xup, and per body (the root last) its mass m, first moment
+    h = m c and rotational inertia about its origin, all in its aligned frame."""
 
     def __init__(self, model):
         self.n = model.n
@@ -75,16 +88,24 @@ class Plan:
         self.prismatic = [not j.is_angular for j in model.joints]  # a fixed joint too: at q = 0, exact
         self.fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
         self.A = np.array([spatial.align_z(j.axis) for j in model.joints]).reshape(-1, 3, 3)
-        self.Xtree = np.empty((model.n, 6, 6))  # stator'_X_parent': the fixed part of Xup
-        self.K = []
+        self.Xtree, self.Xtree_T = [], []  # stator'_X_parent' (the fixed part of Xup), as Linear maps
         for i, j in enumerate(model.joints):
             A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
             # parent'_H_stator' = inv(parent_H_parent') parent_H_stator stator_H_stator'
-            self.Xtree[i] = spatial.xup(spatial.pose(A_parent.T) @ j.parent_H_stator @ spatial.pose(self.A[i]))
-            # I' = rot(A)^T I rot(A): the body's inertia in its aligned frame
-            self.K.append(BodyForce(spatial.inertia_to(model.inertia[i], spatial.rot(self.A[i]))))
-        self.Xtree_T = np.ascontiguousarray(self.Xtree.transpose(0, 2, 1))
-        self.K_root = BodyForce(np.asarray(model.root_inertia))
+            X = spatial.xup(spatial.dot(spatial.dot(spatial.pose(A_parent.T), j.parent_H_stator),
+                                        spatial.pose(self.A[i])))
+            self.Xtree.append(Linear(X))
+            self.Xtree_T.append(Linear(X.T))
+        self.to_rotor = [Linear(spatial.rot(A)) for A in self.A]  # aligned -> rotor frame: rot(A)
+        self.to_aligned = [Linear(spatial.rot(A.T)) for A in self.A]
+        # per body, then the root: (n + 1, ...) shaped to broadcast over (bodies, 2, N)
+        inertias = list(model.inertia) + [np.asarray(model.root_inertia)]
+        rotations = list(self.A) + [np.eye(3)]
+        Ibar = [spatial.dot(spatial.dot(R.T, np.asarray(I)[:3, :3]), R) for I, R in zip(inertias, rotations)]
+        h = [spatial.dot(R.T, np.asarray(I)[[2, 0, 1], [4, 5, 3]]) for I, R in zip(inertias, rotations)]
+        self.Ibar = np.array(Ibar).reshape(-1, 3, 3, 1, 1)
+        self.h = np.array(h).reshape(-1, 3, 1, 1)
+        self.mass = np.array([float(np.asarray(I)[5, 5]) for I in inertias]).reshape(-1, 1, 1)
         self.world_R_root = np.asarray(model.world_H_root)[:3, :3]
 
 
@@ -97,11 +118,11 @@ class Buffers:
         self.N, self.wrenches = N, wrenches
         self.shapes = {
             "va": (n + 1, 2, 3, 2),  # [v_i, a_i] per body
+            "P": (n + 1, 2, 3, 2),  # [I_i v_i, I_i a_i]
             "f": (n + 1, 2, 3),  # f_i
-            "Z": (6 + len(PAIRS) - len(VANISHING),),  # [a_i; the v_a v_b it needs]
-            "t1": (2, 2), "t2": (2, 2), "t3": (2,), "g": (6,),  # scratch
+            "t": (n + 1, 2), "t1": (2, 2), "t2": (2, 2), "t3": (2,),  # scratch
             "q": (n,), "qd": (n,), "qdd": (n,),  # the chunk's input, rows of unit stride
-            "c": (n,), "s": (n,), "d": (n,),  # cos q, sin q, scratch
+            "c": (n,), "s": (n,), "d": (5, n),  # cos q, sin q, scratch
             "tau": (n,),
         } | ({"W": (n, 2, 3)} if wrenches else {})
         self.rows = {k: math.prod(shape) for k, shape in self.shapes.items()}
@@ -168,11 +189,6 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
     q is column-major ((N, n) with each joint's column contiguous).
     """
     q, qd, qdd, single, base, f_ext, gravity = _checked(model, q, qd, qdd, base, f_ext, gravity)
-    if len(q) == 1:  # one sample worked as two: BLAS multiplies a lone vector another way, with other rounding
-        result = inverse_dynamics(model, *_twice(q, qd, qdd), gravity=gravity, base=base and _twice(*base),
-                                  f_ext={b: _twice(w)[0] for b, w in f_ext.items()}, wrenches=wrenches,
-                                  workspace=workspace)
-        return Dynamics(*(None if x is None else x[0] if single else x[:1] for x in result))
     workspace = workspace if workspace is not None and workspace.model is model else Workspace(model)
     plan, N = workspace.plan, q.shape[0]
     if plan.fixed and any(np.any(x[:, plan.fixed] != 0) for x in (q, qd, qdd)):
@@ -182,23 +198,20 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
                    np.empty((N, 6)) if base is not None else None,
                    np.empty((N, model.n, 6)) if wrenches else None)
 
-    if N == 0:
-        return out
-    threaded = threads > 1 and N > CHUNK
-    tasks = -(-N // (THREADED_CHUNK if threaded else CHUNK))  # chunks of at most that many samples,
-    tasks = min(max(tasks, threads) if threaded else tasks, N // 2)  # at least one a thread, never of one sample
-    bounds = [N * k // tasks for k in range(tasks + 1)]  # near-equal lengths
+    if N > 0:
+        threaded = threads > 1 and N > CHUNK
+        tasks = min(max(-(-N // (THREADED_CHUNK if threaded else CHUNK)), threads if threaded else 1), N)
+        bounds = [N * k // tasks for k in range(tasks + 1)]  # near-equal lengths
 
-    def chunk(k):
-        rows = slice(bounds[k], bounds[k + 1])
-        buffers = workspace.take(-(-N // tasks), wrenches)
-        try:
-            _chunk(plan, buffers.view(rows.stop - rows.start), rows, q, qd, qdd, gravity, base, f_ext, out)
-        finally:
-            workspace.give_back(buffers)
+        def chunk(k):
+            rows = slice(bounds[k], bounds[k + 1])
+            buffers = workspace.take(-(-N // tasks), wrenches)
+            try:
+                _chunk(plan, buffers.view(rows.stop - rows.start), rows, q, qd, qdd, gravity, base, f_ext, out)
+            finally:
+                workspace.give_back(buffers)
 
-    with blas.one_thread():
-        if threaded and tasks > 1:
+        if tasks > 1 and threaded:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(min(threads, tasks), thread_name_prefix="rnea-engine") as pool:
@@ -206,12 +219,9 @@ def inverse_dynamics(model, q, qd, qdd, *, gravity=GRAVITY, base=None, f_ext=Non
         else:
             for k in range(tasks):
                 chunk(k)
+    if single:
+        return Dynamics(*(None if x is None else x[0] for x in out))
     return out
-
-
-def _twice(*arrays):
-    """Each (1, ...) array as two copies of its sample."""
-    return [np.concatenate([x, x]) for x in arrays]
 
 
 def _checked(model, q, qd, qdd, base, f_ext, gravity):
@@ -254,7 +264,11 @@ def _chunk(plan, w, rows, q, qd, qdd, gravity, base, f_ext, out):
         out.base_wrench[rows] = w["f"][-1].reshape(6, -1).T
     if out.joint_wrenches is not None:
         # back from aligned to rotor (joint) frames: [n; f]_rotor = rot(A) [n; f]_aligned
-        out.joint_wrenches[rows] = np.einsum("iab,icbk->kica", plan.A, w["W"]).reshape(rows.stop - rows.start, -1, 6)
+        N = rows.stop - rows.start
+        W, g = w["W"].reshape(plan.n, 6, N), w["P"].reshape(-1, N)[:6]  # g: scratch
+        for i, to_rotor in enumerate(plan.to_rotor):
+            to_rotor.into(W[i], g, w["t3"][0])
+            out.joint_wrenches[rows, i] = g.T
 
 
 def _unit_stride(x, out):
@@ -266,50 +280,55 @@ def _unit_stride(x, out):
 
 def _root_motion(world_R_root, pose, twist, dtwist, gravity):
     """[v_root, a_root] as a (2, 3, 2, N) motion array: a_root = dtwist - [0; R^T g] (a_0 = -a_grav)."""
-    g_local = np.einsum("abk,a->bk", spatial.quaternion_matrix(pose[:, 3:]), world_R_root.T @ gravity)  # R^T g
+    R = spatial.quaternion_matrix(pose[:, 3:])  # (3, 3, N): world'_R_root, world' the frame of the poses
+    g = spatial.dot(world_R_root.T, gravity)  # gravity in world'
     m = np.empty((2, 3, 2, len(pose)))
     m[:, :, 0] = twist.T.reshape(2, 3, -1)
     m[:, :, 1] = dtwist.T.reshape(2, 3, -1)
-    m[1, :, 1] -= g_local
+    for a in range(3):  # R^T g, summed in order
+        m[1, :, 1] -= R[a] * g[a]
     return m
 
 
 def _aligned_wrench(plan, body, wrench):
-    """(2, 3, N) wrench [n; f] in body's aligned frame from (N, 6) in its rotor frame: A^T w."""
-    w = wrench.T.reshape(2, 3, -1)
-    return w if body < 0 else np.einsum("ab,iak->ibk", plan.A[body], w)
+    """(2, 3, N) wrench [n; f] in body's aligned frame from (N, 6) in its rotor frame: rot(A)^T w."""
+    w = np.ascontiguousarray(wrench.T)
+    if body < 0:
+        return w.reshape(2, 3, -1)
+    out = np.empty_like(w)
+    plan.to_aligned[body].into(w, out, np.empty(len(wrench)))
+    return out.reshape(2, 3, -1)
 
 
 def _passes(plan, w, q, qd, qdd, gravity, root, fext, wrenches):
     """tau (n, N) for q, qd, qdd of shape (n, N). Every step writes into the arrays of w."""
     n, N = q.shape
     c, s = spatial.cos_sin(q, w["c"], w["s"], w["d"])
-    va, f = w["va"], w["f"]
+    va, f, t = w["va"], w["f"], w["t"]
     if root is None:
         # a_0 = -a_grav: gravity as a fictitious acceleration of the fixed root
         va[-1, :, :, 0] = 0.0
         va[-1, :, :, 1] = np.concatenate([np.zeros(3), -gravity]).reshape(2, 3, 1)
     else:
         va[-1] = root
-        _body_force(plan.K_root, va[-1], f[-1], w["Z"])
-        if -1 in fext:
-            f[-1] -= fext[-1]
 
-    # Pass 1, root to leaves
+    # Pass 1, root to leaves: v_i and a_i
     for i in range(n):
         m = va[i]
         # Xup_i = stator_X_rotor(q_i) Xtree_i: the fixed part, then the joint's motion
-        np.matmul(plan.Xtree[i], va[plan.parent[i]].reshape(6, 2 * N), out=m.reshape(6, 2 * N))
+        plan.Xtree[i].into(va[plan.parent[i]].reshape(6, 2 * N), m.reshape(6, 2 * N), t[0].reshape(2 * N))
         if plan.prismatic[i]:
             _translate_motion(m, q[i], w["t3"])
             _prismatic_motion(m, qd[i], qdd[i], w["t3"])
         else:
             _rotate_motion(m, c[i], s[i], w["t1"], w["t2"])
             _revolute_motion(m, qd[i], qdd[i], w["t3"])
-        # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
-        _body_force(plan.K[i], m, f[i], w["Z"])
-        if i in fext:
-            f[i] -= fext[i]
+
+    # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i, every body at once (the root too, if it floats)
+    bodies = n if root is None else n + 1
+    _body_forces(plan, va, w["P"], f, t, bodies)
+    for b, wrench in fext.items():
+        f[b] -= wrench
 
     # Pass 2, leaves to root
     tau = w["tau"]
@@ -327,9 +346,50 @@ def _passes(plan, w, q, qd, qdd, gravity, root, fext, wrenches):
             _translate_force_back(fi, q[i], w["t3"])
         else:
             _rotate_force_back(fi, c[i], s[i], w["t1"], w["t3"])
-        np.matmul(plan.Xtree_T[i], fi.reshape(6, N), out=w["g"])
-        f[p] += w["g"].reshape(2, 3, N)
+        plan.Xtree_T[i].add_to(fi.reshape(6, N), f[p].reshape(6, N), t[0, 0])
     return tau
+
+
+def _body_forces(plan, va, P, f, t, B):
+    """f_i = I_i a_i + v_i x* I_i v_i for the bodies 0..B-1 at once (docs/engine.md, section 2).
+
+    With I = [[Ibar, H], [H^T, m 1]], H = skew(h), h = m c: I [w; u] = [Ibar w + h x u; m u - h x w],
+    for v and a at once into P; then f = [n_a + w x n_v + u x l_v; l_a + w x l_v], (n, l) = P."""
+    ang, lin, Pn, Pl, Ibar, h = va[:B, 0], va[:B, 1], P[:B, 0], P[:B, 1], plan.Ibar[:B], plan.h[:B]
+    t = t[:B]  # (B, 2, N)
+    _const_cross(h, ang, Pl, t)  # l = m u - h x w
+    for r in range(3):
+        np.multiply(lin[:, r], plan.mass[:B], out=t)
+        np.subtract(t, Pl[:, r], out=Pl[:, r])
+    _const_cross(h, lin, Pn, t)  # n = Ibar w + h x u
+    for r in range(3):
+        for k in range(3):
+            np.multiply(ang[:, k], Ibar[:, r, k], out=t)
+            Pn[:, r] += t
+    w, u, t = ang[:, :, 0], lin[:, :, 0], t[:, 0]
+    fn, fl = f[:B, 0], f[:B, 1]
+    np.copyto(fn, Pn[:, :, 1])
+    _cross_add(w, Pn[:, :, 0], fn, t)
+    _cross_add(u, Pl[:, :, 0], fn, t)
+    np.copyto(fl, Pl[:, :, 1])
+    _cross_add(w, Pl[:, :, 0], fl, t)
+
+
+def _const_cross(h, x, out, t):
+    """out = h x x for per-body constants h (B, 3, 1, 1) and x (B, 3, ...); t: scratch like x[:, 0]."""
+    for r, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
+        np.multiply(x[:, b], h[:, a], out=out[:, r])
+        np.multiply(x[:, a], h[:, b], out=t)
+        out[:, r] -= t
+
+
+def _cross_add(a, b, out, t):
+    """out += a x b, row by row (a, b, out: (B, 3, N)); t: scratch (B, N)."""
+    for r, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
+        np.multiply(a[:, i], b[:, j], out=t)
+        out[:, r] += t
+        np.multiply(a[:, j], b[:, i], out=t)
+        out[:, r] -= t
 
 
 def _rotate_motion(m, c, s, t1, t2):
@@ -374,18 +434,6 @@ def _prismatic_motion(m, qd, qdd, t):
     np.multiply(m[0:1, 0, 0], qd, out=t)
     m[1:2, 1, 1] -= t
     m[1, 2, 1] += qdd
-
-
-def _body_force(body, m, out, Z):
-    """out = I a + v x* I v = K [a; v_a v_b] for the motion array m = [v, a] (see BodyForce)."""
-    N = m.shape[-1]
-    v = m[:, :, 0].reshape(6, N)
-    Z[:6] = m[:, :, 1].reshape(6, N)
-    row = 6
-    for a, b0, b1 in body.runs:
-        np.multiply(v[a], v[b0:b1], out=Z[row:row + b1 - b0])
-        row += b1 - b0
-    np.matmul(body.K, Z[:len(body.K[0])], out=out.reshape(6, N))
 
 
 def _rotate_force_back(f, c, s, t1, t2):

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import spatial
 from .engine import CHUNK
-from .spatial import cos_sin, quaternion_matrix
+from .spatial import cos_sin, dot, quaternion_matrix
 
 
 def body_placements(model, q, base_pose=None, bodies=None):
@@ -34,11 +34,10 @@ def _chunks(model, q, base_pose, bodies):
         joint = model.joints[i]
         R_s = joint.parent_H_stator[:3, :3]
         if joint.is_angular:
-            # R_p R_s M for M = E, K, K²: row a of each is M^T R_s^T (row a of R_p), one (9, 3) by (3, N) product per a
-            K = spatial.skew(joint.axis)
-            steps.append((joint, i, np.vstack([R_s.T, (R_s @ K).T, (R_s @ K @ K).T])))
+            K = spatial.skew(joint.axis)  # R_s M for M = E, K, K²
+            steps.append((joint, i, (R_s, dot(R_s, K), dot(dot(R_s, K), K))))
         else:
-            steps.append((joint, i, R_s.T))
+            steps.append((joint, i, (R_s,)))
     for start in range(0, len(q), CHUNK):
         rows = slice(start, min(start + CHUNK, len(q)))
         yield rows, _placements(model, q[rows], None if base_pose is None else base_pose[rows], steps)
@@ -46,38 +45,54 @@ def _chunks(model, q, base_pose, bodies):
 
 def _placements(model, q, base_pose, steps):
     """{body: (R (3, 3, N), p (3, N))} of the root and the bodies of `steps` (see `_chunks`), with
-    the samples last: each step is a few BLAS products of 3x3 constants by (3, N) rows, or a pass
-    over whole rows. A revolute joint by Rodrigues' formula, R = R_parent R_stator (E + s K + (1 - c) K²)
-    with K the cross-product matrix of its axis."""
+    the samples last, in element-wise operations (the same bits on every CPU, in any chunk). A
+    revolute joint by Rodrigues' formula, R = R_parent R_stator (E + s K + (1 - c) K²) with K the
+    cross-product matrix of its axis."""
     N = len(q)
     world_H_root = np.asarray(model.world_H_root)
     if base_pose is None:
         R, p = np.empty((3, 3, N)), np.zeros((3, N))
-        R[:] = np.eye(3)[:, :, None]  # a broadcast view would not go to BLAS
+        R[:] = np.eye(3)[:, :, None]
     else:
-        R = (world_H_root[:3, :3] @ quaternion_matrix(base_pose[:, 3:]).reshape(3, 3 * N)).reshape(3, 3, N)
-        p = world_H_root[:3, :3] @ base_pose[:, :3].T + world_H_root[:3, 3:]
+        R = dot(world_H_root[:3, :3], quaternion_matrix(base_pose[:, 3:]).reshape(3, 3 * N)).reshape(3, 3, N)
+        p = dot(world_H_root[:3, :3], base_pose[:, :3].T) + world_H_root[:3, 3:]
     placements = {-1: (R, p)}
     angular = [i for joint, i, _ in steps if joint.is_angular]
-    c, s, d = np.empty((3, len(angular), N))
-    cos_sin(q[:, angular].T, c, s, d)
-    RM = np.empty((3, 9, N))  # scratch
+    c, s = np.empty((2, len(angular), N))
+    cos_sin(q[:, angular].T, c, s, np.empty((5, len(angular), N)))
     k = 0  # row of c, s
     for joint, i, M in steps:
         R_p, p_p = placements[joint.parent]
-        p = p_p + np.matmul(joint.parent_H_stator[:3, 3], R_p)  # p_p + R_p t_s
+        p = p_p + _rotate(R_p, joint.parent_H_stator[:3, 3])  # p_p + R_p t_s
+        R = _times(R_p, M[0])
         if joint.is_angular:
-            np.matmul(M, R_p, out=RM)
-            R = RM[:, 3:6] * s[k]
-            R += RM[:, 0:3]
-            RM[:, 6:9] *= 1.0 - c[k]
-            R += RM[:, 6:9]
+            R += _times(R_p, M[1]) * s[k]
+            R += _times(R_p, M[2]) * (1.0 - c[k])
             k += 1
         else:
-            R = np.matmul(M, R_p)
-            p += np.matmul(joint.axis, R) * q[:, i]
+            p += _rotate(R, joint.axis) * q[:, i]
         placements[i] = (R, p)
     return placements
+
+
+def _times(R, M):
+    """R M for rotations R (3, 3, N) and a constant M (3, 3), summed in order."""
+    out = np.empty_like(R)
+    for b in range(3):
+        out[:, b] = R[:, 0] * M[0, b]
+        out[:, b] += R[:, 1] * M[1, b]
+        out[:, b] += R[:, 2] * M[2, b]
+    return out
+
+
+def _rotate(R, x):
+    """R x (3, N) for rotations R (3, 3, N) and a constant vector x."""
+    return R[:, 0] * x[0] + R[:, 1] * x[1] + R[:, 2] * x[2]
+
+
+def _rotate_back(R, x):
+    """R^T x (3, N) for rotations R (3, 3, N) and vectors x (3, N)."""
+    return R[0] * x[0] + R[1] * x[1] + R[2] * x[2]
 
 
 def link_wrenches_to_bodies(model, wrenches, frame, q=None, base_pose=None):
@@ -97,8 +112,8 @@ def link_wrenches_to_bodies(model, wrenches, frame, q=None, base_pose=None):
         n, f = wrench[:, :3], wrench[:, 3:]
         if point is not None:
             n = n + np.cross(point, f)  # moment about the link origin
-        f_b = f @ R_bl.T
-        n_b = n @ R_bl.T + np.cross(p_bl, f_b)
+        f_b = dot(f, R_bl.T)
+        n_b = dot(n, R_bl.T) + np.cross(p_bl, f_b)
         total = np.concatenate([n_b, f_b], axis=1)
         out[link.body] = out[link.body] + total if link.body in out else total
     return out
@@ -112,11 +127,11 @@ def _world_wrenches(model, wrenches, q, base_pose):
             R, p = placements[link.body]  # (3, 3, N), (3, N)
             n, f = wrench[rows, :3].T, wrench[rows, 3:].T
             if point is None:  # at the link origin
-                r = np.matmul(link.body_H_link[:3, 3], R)  # R p_bl
+                r = _rotate(R, link.body_H_link[:3, 3])  # R p_bl
             else:
                 r = point[rows].T - p
             n = n + np.cross(r, f, axis=0)  # moment about the body origin, world coordinates
             W = out[link.body][rows]
-            W[:, :3] += np.einsum("abk,ak->kb", R, n)  # R^T n
-            W[:, 3:] += np.einsum("abk,ak->kb", R, f)
+            W[:, :3] += _rotate_back(R, n).T
+            W[:, 3:] += _rotate_back(R, f).T
     return out

@@ -174,9 +174,6 @@ class Coordinates:
         column = {i: k for k, i in enumerate(self.columns)}
         self._column = np.array([column[leader[i]] for i in range(model.n)], dtype=int)
         self._multiplier, self._offset = multiplier, offset
-        # tau = tau_full @ M with M[i, column of i's leader] = multiplier of i
-        self._M = np.zeros((model.n, self.n))
-        self._M[np.arange(model.n), self._column] = multiplier
 
     def index(self, joint_name):
         return self.joint_names.index(joint_name)
@@ -190,4 +187,9 @@ class Coordinates:
 
     def reflect(self, tau):
         """(N, model.n) joint torques -> (N, n): followers' torques added to their leaders'."""
-        return tau if not self.followers else tau @ self._M
+        if not self.followers:
+            return tau
+        out = np.zeros((len(tau), self.n), order="F" if tau.flags.f_contiguous and not tau.flags.c_contiguous else "C")
+        for i, (k, m) in enumerate(zip(self._column, self._multiplier)):  # in joint order, not by BLAS
+            out[:, k] += tau[:, i] * m
+        return out

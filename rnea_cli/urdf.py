@@ -151,7 +151,7 @@ class _Reader:
         self.check_inertia(link, Ic)
         H = self.origin(inertial)
         R, c = H[:3, :3], H[:3, 3]
-        return spatial.mcI(m, c, R @ Ic @ R.T)
+        return spatial.mcI(m, c, spatial.dot(spatial.dot(R, Ic), R.T))
 
     def check_inertia(self, link, Ic):
         moments = np.linalg.eigvalsh(Ic)
@@ -183,7 +183,7 @@ class _Reader:
         if size == 0:
             raise self.error(el, "axis is the zero vector", joint)
         axis = axis / size  # 1e200 or 1e-200 in a component: no overflow or underflow in the norm
-        return axis / np.linalg.norm(axis)
+        return axis / spatial.norm(axis)
 
     # -- the tree ---------------------------------------------------------------------------------
 
@@ -282,7 +282,7 @@ class _Reader:
             body_H_link.setflags(write=False)
             link_rows.append(Link(link, float(I_link[5, 5]), body, jel.get("name") if jel is not None else None,
                                   el.sourceline, body_H_link))
-            stack.extend((child.find("child").get("link"), child, body, body_H_link @ self.origin(child))
+            stack.extend((child.find("child").get("link"), child, body, spatial.dot(body_H_link, self.origin(child)))
                          for child in reversed(children[link]))
 
         reached = {row.name for row in link_rows}

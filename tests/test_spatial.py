@@ -75,42 +75,48 @@ def test_axis_angle_and_align_z(axis, theta):
     assert np.linalg.det(A) > 0
 
 
-def test_cos_sin_from_the_half_angle_tangent_are_within_an_ulp():
-    """The engine's cos/sin (via tan(q/2)) against numpy's libm cos and sin, on the values where
-    the formula is most exposed: 0, ±pi/2, ±pi (t near its largest), many turns, tiny angles."""
+def test_the_engines_cos_sin_are_within_an_ulp_of_libms():
+    """The engine's cos/sin (fdlibm's method in element-wise numpy) against numpy's libm cos and
+    sin, on the values where the reduction is most exposed: multiples of pi/2 and their
+    neighbours, many turns, tiny angles, -0.0, and |q| up to 1e8."""
     rng = np.random.default_rng(5)
     special = np.pi / 2 * np.arange(-8, 9)
-    q = np.concatenate([special, np.nextafter(special, 10), np.nextafter(special, -10), [0.0, 1e-300, -1e-12],
-                        rng.uniform(-4, 4, 20000), rng.uniform(-1e6, 1e6, 20000), rng.uniform(-1e-3, 1e-3, 2000)])
-    c, s = spatial.cos_sin(q.reshape(1, -1), *np.empty((3, 1, len(q))))
-    assert np.abs(c[0] - np.cos(q)).max() <= 2.3e-16
-    assert np.abs(s[0] - np.sin(q)).max() <= 2.3e-16
+    q = np.concatenate([special, np.nextafter(special, 10), np.nextafter(special, -10), [0.0, -0.0, 1e-300, -1e-12],
+                        rng.uniform(-4, 4, 20000), rng.uniform(-1e6, 1e6, 20000), rng.uniform(-1e8, 1e8, 2000),
+                        rng.uniform(-1e-3, 1e-3, 2000)])
+    c, s = spatial.cos_sin(q.reshape(1, -1), *np.empty((2, 1, len(q))), np.empty((5, 1, len(q))))
+    for ours, libm in ((c[0], np.cos(q)), (s[0], np.sin(q))):
+        assert np.all(np.abs(ours - libm) <= np.spacing(np.abs(libm)))  # at most one ulp apart
+    assert np.signbit(s[0, len(special) * 3 + 1])  # sin(-0.0) = -0.0
+
+
+def test_cos_sin_of_one_value_is_the_same_bits_as_among_many():
+    rng = np.random.default_rng(6)
+    q = rng.uniform(-10, 10, 257)
+    c, s = spatial.cos_sin(q, np.empty(257), np.empty(257), np.empty((5, 257)))
+    for k in (0, 1, 128, 256):
+        assert spatial.cos_sin_of(q[k]) == (c[k], s[k])
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.floats(0.01, 50), vec3, arrays(np.float64, 6, elements=st.floats(-2, 2)), vec6, vec6)
-def test_body_force_forms_only_the_products_a_rigid_body_needs(m, c, moments, v, a):
-    """The 9 VANISHING products have zero columns for any rigid body (here with an arbitrary, even
-    non-physical, rotational inertia), so the reduced K gives I a + v x* I v to round-off."""
+def test_the_engines_body_force_is_i_a_plus_v_cross_i_v(m, c, moments, v, a):
+    """engine._body_forces, written with the blocks of I (docs/engine.md, section 2), against the
+    matrix form I a + crf(v) I v, for any mass, centre of mass and (even non-physical) inertia."""
+    from types import SimpleNamespace
+
     from rnea_cli import engine
 
     Ic = np.array([[moments[0], moments[3], moments[4]], [moments[3], moments[1], moments[5]],
                    [moments[4], moments[5], moments[2]]])
     I = spatial.mcI(m, c, Ic)
-    K = engine.force_matrix(I)
-    scale = np.abs(K).max()
-    assert len(engine.PAIRS) == 21 and sum(p in engine.VANISHING for p in engine.PAIRS) == 9
-    for k, pair in enumerate(engine.PAIRS):
-        if pair in engine.VANISHING:
-            assert np.abs(K[:, 6 + k]).max() <= 1e-14 * scale, pair
-    body = engine.BodyForce(I)
-    Z = np.empty((27, 1))
-    m_array = np.stack([v.reshape(2, 3), a.reshape(2, 3)], axis=-1)[..., None]  # (2, 3, 2, 1): [v, a]
-    f = np.empty((2, 3, 1))
-    engine._body_force(body, m_array, f, Z)
+    plan = SimpleNamespace(Ibar=I[:3, :3].reshape(1, 3, 3, 1, 1), h=(m * np.asarray(c)).reshape(1, 3, 1, 1),
+                           mass=np.full((1, 1, 1), m))
+    va = np.stack([v.reshape(2, 3), a.reshape(2, 3)], axis=-1)[None, ..., None]  # (1, 2, 3, 2, 1): [v, a]
+    f = np.empty((1, 2, 3, 1))
+    engine._body_forces(plan, va, np.empty_like(va), f, np.empty((1, 2, 1)), 1)
     expected = I @ a + spatial.crf(v) @ I @ v
-    # round-off of a sum of 27 products, each up to |K| max(|a|, |v|^2): the result may be 0 while
-    # its terms are ~1e5 (m = 47, c = v = 6.8 in every component)
-    terms = scale * max(np.abs(a).max(), np.abs(v).max() ** 2, 1e-300)
-    np.testing.assert_allclose(f.reshape(6), expected, rtol=0, atol=27 * 2.3e-16 * terms)
-    assert len(body.K[0]) <= 6 + 12
+    # round-off of sums of products each up to |I| max(|a|, |v|^2): the result may be 0 while its
+    # terms are ~1e5 (m = 47, c = v = 6.8 in every component)
+    terms = np.abs(I).max() * max(np.abs(a).max(), np.abs(v).max() ** 2, 1e-300)
+    np.testing.assert_allclose(f.reshape(6), expected, rtol=0, atol=30 * 2.3e-16 * terms)

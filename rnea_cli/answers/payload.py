@@ -49,7 +49,7 @@ def unit_model(model, link_name, at=(0.0, 0.0, 0.0), box=None):
     R, p = link.body_H_link[:3, :3], link.body_H_link[:3, 3]
     Ic = np.zeros((3, 3)) if box is None else np.diag([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2,
                                                         box[0] ** 2 + box[1] ** 2]) / 12.0
-    I = spatial.mcI(1.0, R @ np.asarray(at, dtype=float) + p, R @ Ic @ R.T)
+    I = spatial.mcI(1.0, spatial.dot(R, np.asarray(at, dtype=float)) + p, spatial.dot(spatial.dot(R, Ic), R.T))
     inertia = np.zeros_like(model.inertia)
     root = np.zeros((6, 6))
     if link.body < 0:

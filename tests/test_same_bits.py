@@ -1,0 +1,190 @@
+"""A sample's results are the same bits however the work is cut and on whatever CPU it runs.
+
+Three layers, so that the property is seen on any machine, not only on one whose kernels happen
+to agree: the code is read for operations whose rounding depends on the CPU or on the length of
+the call (BLAS, SIMD reductions, libm); a sample is computed alone and inside chunks of every
+length around it; and the same computation runs in child processes under each BLAS kernel and
+each numpy SIMD level this CPU can run, which must all print the same bytes."""
+
+import ast
+import hashlib
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import CORPUS, ROOT, corpus_params, need_corpus
+from oracle import random_base, random_motion
+from random_urdf import random_urdf
+from rnea_cli import engine, load_urdf
+from rnea_cli.kinematics import body_placements
+
+# The modules whose arithmetic reaches the torques, the joint and base wrenches and the placements
+NUMERIC = ("engine.py", "spatial.py", "kinematics.py")
+# numpy calls whose result can differ by CPU (a BLAS kernel, a SIMD or libm transcendental) or by
+# the length of the call (a pairwise or vectorised reduction)
+VARYING = {"matmul", "dot", "vdot", "inner", "einsum", "tensordot", "linalg", "sum", "prod", "mean", "cumsum",
+           "tan", "sin", "cos", "exp", "log", "arctan2", "hypot", "power", "reduce"}
+
+
+@pytest.mark.parametrize("module", NUMERIC)
+def test_the_numeric_modules_have_no_operation_whose_rounding_depends_on_the_cpu(module):
+    """No `@`, no numpy product, reduction or transcendental: every operation on samples is an
+    element-wise +, -, *, /, sqrt, rint or floor, correctly rounded element by element."""
+    tree = ast.parse((ROOT / "rnea_cli" / module).read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            found.append(f"line {node.lineno}: @")
+        if isinstance(node, ast.Attribute) and node.attr in VARYING:
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("np", "numpy") or isinstance(base, ast.Attribute):
+                found.append(f"line {node.lineno}: .{node.attr}")
+    assert not found, found
+
+
+LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513,
+           1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096]
+
+
+def _same_bits_in_every_chunk(model, motion, base=None):
+    """Each length of LENGTHS: the first samples computed as one call (and the engine's chunks of
+    a longer call cut them anywhere) give the bits of each sample computed alone."""
+    N = len(motion[0])
+    pick = [0, 1, N // 2, N - 2, N - 1]
+    alone = [engine.inverse_dynamics(model, *(x[k] for x in motion), wrenches=True,
+                                     base=None if base is None else [b[k] for b in base]) for k in pick]
+    for length in LENGTHS:
+        for start in {0, N - length, (N - length) // 3}:
+            rows = slice(start, start + length)
+            got = engine.inverse_dynamics(model, *(x[rows] for x in motion), wrenches=True, threads=2,
+                                          base=None if base is None else [b[rows] for b in base])
+            for k, expected in zip(pick, alone):
+                if start <= k < start + length:
+                    for a, b in zip(got, expected):
+                        if b is not None:
+                            np.testing.assert_array_equal(a[k - start], b, err_msg=f"sample {k} in {rows}")
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_a_sample_is_the_same_bits_alone_and_in_any_chunk_random_trees(seed, monkeypatch):
+    monkeypatch.setattr(engine, "CHUNK", 700)  # a call of 4096 samples is then cut into six chunks
+    monkeypatch.setattr(engine, "THREADED_CHUNK", 1000)
+    model = load_urdf(random_urdf(seed, n_links=9)[0])
+    rng = np.random.default_rng(seed)
+    _same_bits_in_every_chunk(model, random_motion(rng, 4096, model.n))
+    _same_bits_in_every_chunk(model, random_motion(rng, 4096, model.n), base=list(random_base(rng, 4096)))
+
+
+@pytest.mark.parametrize("path", corpus_params(["iiwa14", "simple_humanoid", "anymal_c", "pr2"]))
+def test_a_sample_is_the_same_bits_alone_and_in_any_chunk_shared_robots(path, monkeypatch):
+    monkeypatch.setattr(engine, "CHUNK", 1500)
+    model = load_urdf(str(need_corpus(path)))
+    rng = np.random.default_rng(3)
+    _same_bits_in_every_chunk(model, random_motion(rng, 4096, model.n))
+
+
+def test_placements_are_the_same_bits_in_any_chunk(monkeypatch):
+    model = load_urdf(random_urdf(13, n_links=8)[0])
+    rng = np.random.default_rng(13)
+    q = random_motion(rng, 300, model.n)[0]
+    base = random_base(rng, 300)[0]
+    whole = body_placements(model, q, base)
+    monkeypatch.setattr("rnea_cli.kinematics.CHUNK", 7)
+    for b, (R, p) in body_placements(model, q, base).items():
+        np.testing.assert_array_equal(R, whole[b][0])
+        np.testing.assert_array_equal(p, whole[b][1])
+    for k in (0, 150, 299):
+        for b, (R, p) in body_placements(model, q[k:k + 1], base[k:k + 1]).items():
+            np.testing.assert_array_equal(R[0], whole[b][0][k])
+            np.testing.assert_array_equal(p[0], whole[b][1][k])
+
+
+# -- the same bytes under every kernel this CPU runs ------------------------------------------------
+
+CHILD = r"""
+import hashlib, json, sys
+import numpy as np, threadpoolctl
+sys.path.insert(0, sys.argv[1])
+from oracle import random_base, random_motion
+from random_urdf import random_urdf
+from rnea_cli import engine, load_urdf, spatial
+from rnea_cli.kinematics import body_placements
+
+digest = hashlib.sha256()
+rng = np.random.default_rng(7)
+models = [load_urdf(random_urdf(seed, n_links=8)[0]) for seed in (21, 22)] + [load_urdf(p) for p in sys.argv[2:]]
+for model in models:
+    for N in (1, 5, 333, 7000):
+        motion = random_motion(rng, N, model.n)
+        base = list(random_base(rng, N))
+        for result in (engine.inverse_dynamics(model, *motion, wrenches=True, threads=2),
+                       engine.inverse_dynamics(model, *motion, base=base, wrenches=True)):
+            for x in result:
+                if x is not None:
+                    digest.update(np.ascontiguousarray(x).tobytes())
+        for R, p in body_placements(model, motion[0], base[0]).values():
+            digest.update(R.tobytes() + p.tobytes())
+q = np.concatenate([rng.uniform(-4, 4, 5000), rng.uniform(-1e6, 1e6, 5000)])
+digest.update(b"".join(x.tobytes() for x in spatial.cos_sin(q, *np.empty((2, len(q))), np.empty((5, len(q))))))
+blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
+from numpy._core import _multiarray_umath as umath
+simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+print(json.dumps({"blas": blas, "simd": simd, "digest": digest.hexdigest()}))
+"""
+
+
+def _cpu_flags():
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    return set(next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []))
+
+
+def _variants():
+    """Environments for the children: the machine's own, then each OpenBLAS kernel this CPU can
+    run (x86-64: SSE3 Prescott without FMA, AVX Sandybridge, AVX2 Haswell, AVX-512 SkylakeX), and
+    numpy without its dispatched SIMD levels (baseline only, then without AVX-512 alone). These
+    variables are set here in the children only, to see other CPUs' kernels on this one; the
+    suite itself runs with the machine's settings."""
+    from numpy._core import _multiarray_umath as umath
+
+    variants = [{}]
+    if platform.machine() in ("x86_64", "AMD64"):
+        flags = _cpu_flags()
+        for core, needs in (("Prescott", "sse3"), ("Sandybridge", "avx"), ("Haswell", "avx2"),
+                            ("SkylakeX", "avx512f")):
+            if needs in flags or (needs == "sse3" and "pni" in flags):
+                variants.append({"OPENBLAS_CORETYPE": core})
+    dispatch = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+    if dispatch:
+        variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(dispatch)})
+        wide = [f for f in dispatch if "512" in f or f == "X86_V4"]
+        if wide and wide != dispatch:
+            variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(wide)})
+    return variants
+
+
+def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
+    robots = [str(CORPUS / f"{name}.urdf") for name in ("iiwa14", "simple_humanoid")
+              if (CORPUS / f"{name}.urdf").is_file()]
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    results = []
+    for extra in _variants():
+        env = dict(os.environ, **extra)
+        done = subprocess.run([sys.executable, str(script), str(ROOT / "tests"), *robots], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (extra, done.stderr[-2000:])
+        results.append((extra, json.loads(done.stdout.splitlines()[-1])))
+    seen = {json.dumps([r["blas"], r["simd"]]) for _, r in results}
+    assert len(seen) >= min(2, len(results)), f"the variants ran no other kernel: {results}"
+    first = results[0][1]["digest"]
+    differ = [(extra, r["blas"], r["simd"]) for extra, r in results if r["digest"] != first]
+    assert not differ, f"other bits than the machine's ({results[0][1]['blas']}, {results[0][1]['simd']}): {differ}"
