@@ -150,17 +150,36 @@ def _refuse_read_only(path, target, old):
     """Refuse an output the shell's > would refuse, "Permission denied": a file (or, for a new file
     that replaces it, a folder) this process may not write. Root may write anything, so for root
     too a file or folder without a write bit for anyone is refused: its owner meant it to stay."""
-    effective = os.access in os.supports_effective_ids
-    if old is not None and (not old.st_mode & 0o222 or not os.access(target, os.W_OK, effective_ids=effective)):
+    if old is not None and _read_only(target, old, os.W_OK):
         whom = target if os.path.islink(path) else "the file"
         raise RneaError(path, None, f"cannot write: Permission denied ({whom} is read-only)")
     if old is not None and not stat.S_ISREG(old.st_mode):
         return  # a device or pipe is written in place
     folder = os.path.dirname(target)
     there = _existing(folder)
-    if there is not None and (not there.st_mode & 0o222 or
-                              not os.access(folder, os.W_OK | os.X_OK, effective_ids=effective)):
+    if there is not None and _read_only(folder, there, os.W_OK | os.X_OK):
         raise RneaError(path, None, f"cannot write: Permission denied (its folder {folder} is read-only)")
+
+
+def _read_only(path, info, access):
+    """Whether this process may not write path (stat info), or no one may (no write bit)."""
+    effective = os.access in os.supports_effective_ids
+    return not info.st_mode & 0o222 or not os.access(path, access, effective_ids=effective)
+
+
+def make_folder(path):
+    """The folder --output-dir names, made as `mkdir -p` would, but not in a read-only folder (as
+    a file is not: root too)."""
+    if not os.path.isdir(path):
+        parent = os.path.dirname(os.path.realpath(path))
+        while not os.path.isdir(parent):  # (the root is one)
+            parent = os.path.dirname(parent)
+        if _read_only(parent, os.stat(parent), os.W_OK | os.X_OK):
+            raise RneaError(path, None, f"cannot make the folder: Permission denied ({parent} is read-only)")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot make the folder: {exc.strerror}") from None
 
 
 def _mode():

@@ -44,10 +44,10 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         if stem in stems:
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
-    if output_dir is not None:
-        os.makedirs(output_dir, exist_ok=True)
     from .. import writers
 
+    if output_dir is not None:
+        writers.make_folder(output_dir)
     for path in files:  # (a worker knows only its own inputs, not an output linked to another's trajectory)
         writers.protect(path)
     work = []
