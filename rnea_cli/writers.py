@@ -86,8 +86,9 @@ def refuse_input(path):
 
 @contextlib.contextmanager
 def destination(path):
-    """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
-    succeeds; a device or pipe (/dev/null, a FIFO) is written in place."""
+    """A binary stream for path ('-' or None: stdout). A regular file (the one a symbolic link
+    names) appears, or is replaced keeping its mode and owner, only if the block succeeds; a device
+    or pipe (/dev/null, a FIFO) is written in place."""
     if path in (None, "-"):
         stdout = getattr(sys.stdout, "buffer", None)
         if stdout is None or stdout.closed:
@@ -140,6 +141,7 @@ def _target(path):
 
 
 def _existing(target):
+    """Its stat info, or None where there is no such file (yet)."""
     try:
         return os.stat(target)
     except (OSError, ValueError):
@@ -147,8 +149,8 @@ def _existing(target):
 
 
 def _refuse_read_only(path, target, old):
-    """Refuse an output the shell's > would refuse, "Permission denied": a file (or, for a new file
-    that replaces it, a folder) this process may not write. Root may write anything, so for root
+    """Refuse an output the shell's > would refuse, "Permission denied": a file, or the folder its
+    new version is made in, that this process may not write. Root may write anything, so for root
     too a file or folder without a write bit for anyone is refused: its owner meant it to stay."""
     if old is not None and _read_only(target, old, os.W_OK):
         whom = target if os.path.islink(path) else "the file"
@@ -189,11 +191,10 @@ def _mode():
 
 
 def _keep(file, old):
-    """Give the new file (a descriptor, or a path) the mode of the one it replaces, and its owner
-    and group as far as this process may (root: both; others: a group they are in), or for a new
-    output the mode open() would give it."""
+    """Give the new file (a descriptor, or a path) the mode of the one it replaces (stat info; None:
+    there is none), and its owner and group as far as this process may (root: both; others: a
+    group they are in)."""
     if old is None:
-        os.chmod(file, _mode())
         return
     if hasattr(os, "chown"):
         for owner in (old.st_uid, -1):
@@ -288,6 +289,7 @@ def _write_temp(folder, path, target, old):
             yield _Checked(stream, path)
             _Checked(stream, path).flush()
         try:
+            os.chmod(tmp, _mode())  # (mkstemp's is 0600)
             _keep(tmp, old)
             os.replace(tmp, target)
         except OSError as exc:
