@@ -3,14 +3,17 @@
 Every float is written in its shortest round-trip form, so it reads back bit for bit. A file
 is written whole or not at all: on Linux into an unnamed file (O_TMPFILE) that is linked into
 place only once complete, so that no signal, not even SIGKILL, leaves a partial file behind;
-elsewhere into a hidden temp file that a handler removes on SIGTERM, SIGHUP and SIGINT.
+elsewhere into a hidden temp file that a handler removes on SIGTERM, SIGHUP and SIGINT. The file
+replaced is the one a symbolic link names (the link stays), and it keeps its mode and owner.
 """
 
 import contextlib
+import errno
 import io
 import json
 import os
 import signal
+import stat
 import sys
 
 import numpy as np
@@ -70,18 +73,22 @@ def protect(path):
         pass  # not a file (yet): its reader says what is wrong
 
 
-def _is_input(path):
+def refuse_input(path):
+    """An error if path is (or links to, or is a hard link of) a file this run reads."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
-        return False
-    return (info.st_dev, info.st_ino) in INPUTS
+        return
+    if (info.st_dev, info.st_ino) in INPUTS:
+        raise RneaError(path, None, "is an input of this run (the robot, a trajectory or a YAML file): the output "
+                                    "must go elsewhere")
 
 
 @contextlib.contextmanager
 def destination(path):
-    """A binary stream for path ('-' or None: stdout). A regular file appears only if the block
-    succeeds; a device or pipe (/dev/null, a FIFO) is written in place."""
+    """A binary stream for path ('-' or None: stdout). A regular file (the one a symbolic link
+    names) appears, or is replaced keeping its mode and owner, only if the block succeeds; a device
+    or pipe (/dev/null, a FIFO) is written in place."""
     if path in (None, "-"):
         stdout = getattr(sys.stdout, "buffer", None)
         if stdout is None or stdout.closed:
@@ -92,32 +99,111 @@ def destination(path):
     path = os.fspath(path)
     if not path:
         raise RneaError("-o", None, "the output file name is empty")
-    if os.path.isdir(path):
+    target = _target(path)
+    old = _existing(target)
+    if old is not None and stat.S_ISDIR(old.st_mode):
         raise RneaError(path, None, "cannot write: is a directory")
-    if _is_input(path):
-        raise RneaError(path, None, "is an input of this run (the robot, a trajectory or a YAML file): the output "
-                                    "must go elsewhere")
-    if os.path.exists(path) and not os.path.isfile(path):
+    refuse_input(path)
+    _refuse_read_only(path, target, old)
+    if old is not None and not stat.S_ISREG(old.st_mode):
         try:
-            stream = open(path, "wb")
+            stream = open(target, "wb")
         except OSError as exc:
             raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
         with _closing(stream):
             yield _Checked(stream, path)
             _Checked(stream, path).flush()
         return
-    folder = os.path.dirname(os.path.abspath(path))
+    if old is not None and old.st_nlink > 1:
+        raise RneaError(path, None, f"cannot write: it has {old.st_nlink - 1} more hard link(s), which a new file "
+                                    "in its place would leave with the old content (remove it first, or write "
+                                    "elsewhere)")
+    folder = os.path.dirname(target)
     fd = _unnamed(folder)
     if fd is not None:
-        yield from _write_unnamed(fd, path)
+        yield from _write_unnamed(fd, path, target, old)
     else:
-        yield from _write_temp(folder, path)
+        yield from _write_temp(folder, path, target, old)
+
+
+def _target(path):
+    """The file path names, as an absolute path through every symbolic link (a relative one read
+    from its link's folder), so that the new file is made beside that file, on its file system,
+    and renamed over it, not over the link. A dangling link names the file it would point to."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
+    except ValueError:
+        pass  # (a NUL in the name: open() says so)
+    return os.path.realpath(path)
+
+
+def _existing(target):
+    """Its stat info, or None where there is no such file (yet)."""
+    try:
+        return os.stat(target)
+    except (OSError, ValueError):
+        return None
+
+
+def _refuse_read_only(path, target, old):
+    """Refuse an output the shell's > would refuse, "Permission denied": a file, or the folder its
+    new version is made in, that this process may not write. Root may write anything, so for root
+    too a file or folder without a write bit for anyone is refused: its owner meant it to stay."""
+    if old is not None and _read_only(target, old, os.W_OK):
+        whom = target if os.path.islink(path) else "the file"
+        raise RneaError(path, None, f"cannot write: Permission denied ({whom} is read-only)")
+    if old is not None and not stat.S_ISREG(old.st_mode):
+        return  # a device or pipe is written in place
+    folder = os.path.dirname(target)
+    there = _existing(folder)
+    if there is not None and _read_only(folder, there, os.W_OK | os.X_OK):
+        raise RneaError(path, None, f"cannot write: Permission denied (its folder {folder} is read-only)")
+
+
+def _read_only(path, info, access):
+    """Whether this process may not write path (stat info), or no one may (no write bit)."""
+    effective = os.access in os.supports_effective_ids
+    return not info.st_mode & 0o222 or not os.access(path, access, effective_ids=effective)
+
+
+def make_folder(path):
+    """The folder --output-dir names, made as `mkdir -p` would, but not in a read-only folder (as
+    a file is not: root too)."""
+    if not os.path.isdir(path):
+        parent = os.path.dirname(os.path.realpath(path))
+        while not os.path.isdir(parent):  # (the root is one)
+            parent = os.path.dirname(parent)
+        if _read_only(parent, os.stat(parent), os.W_OK | os.X_OK):
+            raise RneaError(path, None, f"cannot make the folder: Permission denied ({parent} is read-only)")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise RneaError(path, None, f"cannot make the folder: {exc.strerror}") from None
 
 
 def _mode():
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask  # as open() would make it
+
+
+def _keep(file, old):
+    """Give the new file (a descriptor, or a path) the mode of the one it replaces (stat info; None:
+    there is none), and its owner and group as far as this process may (root: both; others: a
+    group they are in)."""
+    if old is None:
+        return
+    if hasattr(os, "chown"):
+        for owner in (old.st_uid, -1):
+            try:
+                os.chown(file, owner, old.st_gid)
+                break
+            except OSError:
+                continue
+    os.chmod(file, stat.S_IMODE(old.st_mode))  # after chown, which clears set-user/group-ID
 
 
 def _unnamed(folder):
@@ -144,17 +230,18 @@ def _closing(stream):
                 raise
 
 
-def _write_unnamed(fd, path):
+def _write_unnamed(fd, path, target, old):
     with _closing(os.fdopen(fd, "wb")) as stream:
         yield _Checked(stream, path)
         _Checked(stream, path).flush()
         # complete: give it a name. link() refuses an existing name, so over one go through a
         # hidden name and a rename (atomic). A dir_fd makes Python call linkat(AT_SYMLINK_FOLLOW),
         # which links the file /proc/self/fd/N stands for, not the link itself
-        folder, name = os.path.split(os.path.abspath(path))
+        folder, name = os.path.split(target)
         source = f"/proc/self/fd/{fd}"
         directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
+            _keep(fd, old)
             try:
                 os.link(source, name, dst_dir_fd=directory, follow_symlinks=True)
                 return
@@ -185,11 +272,11 @@ def _remove_temps(signum, frame):
     os.kill(os.getpid(), signum)
 
 
-def _write_temp(folder, path):
+def _write_temp(folder, path, target, old):
     try:
         import tempfile  # only where there is no O_TMPFILE
 
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     except OSError as exc:
         raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
     _TEMPS.add(tmp)
@@ -201,8 +288,12 @@ def _write_temp(folder, path):
         with _closing(os.fdopen(fd, "wb")) as stream:
             yield _Checked(stream, path)
             _Checked(stream, path).flush()
-        os.chmod(tmp, _mode())
-        os.replace(tmp, path)
+        try:
+            os.chmod(tmp, _mode())  # (mkstemp's is 0600)
+            _keep(tmp, old)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
     finally:
         _TEMPS.discard(tmp)
         with contextlib.suppress(OSError):

@@ -122,28 +122,32 @@ def test_the_writer_queue_is_bounded_and_dropped_on_an_error(monkeypatch):
             writer.write(block)
 
 
-def start_writing(tmp_path, extra=(), name="out.csv"):
-    """`rnea torques` from a pipe into tmp_path/out.csv, stopped mid-run with its output open and
-    partly written: (process, the pipe's writing end)."""
+def start_writing(tmp_path, extra=(), name="out.csv", way="unnamed"):
+    """`rnea torques` from a pipe into tmp_path/name, stopped mid-run with its output open and
+    partly written: (the process, the path of the file being written). way
+    'temp': into a hidden temp file, as where there is no O_TMPFILE."""
     rows = "".join(f"{k * 1e-3!r},{k * 1e-4!r},{-k * 1e-4!r}\n" for k in range(400_000))  # ~11 MB
-    proc = subprocess.Popen([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques",
+    code = ("from rnea_cli import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
+        "from rnea_cli.cli import run; run()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "torques",
                              str(ROBOTS / "planar2.urdf"), "-", "--input-format", "csv", "-o",
                              str(tmp_path / name), "-q", *extra], stdin=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=tmp_path)
     proc.stdin.write(b"time,q_shoulder,q_elbow\n" + rows.encode())
     proc.stdin.flush()  # more than a block: the first is computed and written, then it waits for more
-    def writing():  # a file in tmp_path open and holding rows
+    def writing():  # a file under tmp_path open and holding rows
         for fd, path in open_files(proc.pid).items():
             try:
                 if path.startswith(str(tmp_path)) and os.stat(fd).st_size > 0:
-                    return True
+                    return path
             except OSError:  # closed meanwhile
                 continue
-        return False
+        return None
 
     for _ in range(6000):  # at most a minute
-        if writing():
-            return proc
+        path = writing()
+        if path:
+            return proc, path
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.01)
     pytest.fail("the output was never started")
@@ -155,7 +159,14 @@ def start_writing(tmp_path, extra=(), name="out.csv"):
 @pytest.mark.parametrize("name", ["out.csv", "out.parquet", "out.arrow"])
 def test_a_signal_mid_write_leaves_nothing_behind(tmp_path, signum, status, name):
     """Nothing on disk, and after Ctrl-C exactly one line."""
-    proc = start_writing(tmp_path, name=name)
+    proc, _ = start_writing(tmp_path, name=name)
+    stop(proc, signum, status)
+    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
+    if signum == signal.SIGINT:
+        assert proc.stderr.read().decode() == "rnea: interrupted\n"
+
+
+def stop(proc, signum, status):
     proc.send_signal(signum)
     try:
         proc.stdin.close()
@@ -163,9 +174,23 @@ def test_a_signal_mid_write_leaves_nothing_behind(tmp_path, signum, status, name
         pass
     code = proc.wait(60)
     assert code == status, (code, proc.stderr.read())
-    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
-    if signum == signal.SIGINT:
-        assert proc.stderr.read().decode() == "rnea: interrupted\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see the output being written")
+@pytest.mark.parametrize("signum, status, way", [(signal.SIGKILL, -9, "unnamed"), (signal.SIGTERM, -15, "temp"),
+                                                 (signal.SIGINT, 130, "temp")], ids=["KILL", "TERM-temp", "INT-temp"])
+def test_a_signal_mid_write_through_a_link_leaves_its_target_whole(tmp_path, signum, status, way):
+    """-o out.csv, a link to data/real.csv: the new file is written beside real.csv (on its file
+    system, to be renamed over it), and a signal leaves real.csv, the link and both folders as they were."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "real.csv").write_bytes(b"old\n")
+    os.symlink("data/real.csv", tmp_path / "out.csv")
+    proc, path = start_writing(tmp_path, way=way)
+    assert os.path.dirname(path) == str(tmp_path / "data"), path
+    stop(proc, signum, status)
+    assert (tmp_path / "data" / "real.csv").read_bytes() == b"old\n"
+    assert os.readlink(tmp_path / "out.csv") == "data/real.csv"
+    assert sorted(os.listdir(tmp_path)) == ["data", "out.csv"] and os.listdir(tmp_path / "data") == ["real.csv"]
 
 
 @pytest.mark.parametrize("background, when", [(False, "while computing"), (True, "while computing"),
@@ -213,16 +238,22 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when)
     assert (tmp_path / f"o.{fmt}").read_bytes() == dropped
 
 
-def test_a_complete_output_replaces_an_old_one_with_the_umask(tmp_path):
+def test_a_complete_output_replaces_an_old_one_and_a_new_one_has_the_umask(tmp_path):
+    """A new file gets the mode open() would give it; an old one replaced keeps its own
+    (tests/test_outputs_files.py: modes, owners, links)."""
+    (tmp_path / "old.csv").write_text("old\n")
+    os.chmod(tmp_path / "old.csv", 0o604)
     old_umask = os.umask(0o027)
     try:
-        (tmp_path / "out.csv").write_text("old\n")
-        code = subprocess.run([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques",
-                               str(ROBOTS / "planar2.urdf"), str(ROBOTS / "planar2_traj.csv"), "-o",
-                               str(tmp_path / "out.csv"), "-q"], capture_output=True, text=True)
+        for name in ("new.csv", "old.csv"):
+            code = subprocess.run([sys.executable, "-c", "from rnea_cli.cli import run; run()", "torques",
+                                   str(ROBOTS / "planar2.urdf"), str(ROBOTS / "planar2_traj.csv"), "-o",
+                                   str(tmp_path / name), "-q"], capture_output=True, text=True)
+            assert code.returncode == 0, code.stderr
     finally:
         os.umask(old_umask)
-    assert code.returncode == 0, code.stderr
-    assert (tmp_path / "out.csv").read_text().startswith("time,tau_")
-    assert os.listdir(tmp_path) == ["out.csv"]
-    assert (tmp_path / "out.csv").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "old.csv").read_text() == (tmp_path / "new.csv").read_text()
+    assert (tmp_path / "new.csv").read_text().startswith("time,tau_")
+    assert sorted(os.listdir(tmp_path)) == ["new.csv", "old.csv"]
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "old.csv").stat().st_mode & 0o777 == 0o604

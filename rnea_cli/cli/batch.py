@@ -44,13 +44,18 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         if stem in stems:
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
+    from .. import writers
+
     if output_dir is not None:
-        os.makedirs(output_dir, exist_ok=True)
+        writers.make_folder(output_dir)
+    for path in files:  # (a worker knows only its own inputs, not an output linked to another's trajectory)
+        writers.protect(path)
     work = []
     for path in files:
         one = dict(params, trajectory=path)
         if writes:
             one["output"] = os.path.join(output_dir, _stem(path) + "." + _extension(name, params))
+            writers.refuse_input(one["output"])
         one["quiet"] = True  # the summary table says it all
         work.append((name, one))
     jobs = jobs or usable_cores()
