@@ -103,9 +103,9 @@ class Plan:
         rotations = list(self.A) + [np.eye(3)]
         Ibar = [spatial.dot(spatial.dot(R.T, np.asarray(I)[:3, :3]), R) for I, R in zip(inertias, rotations)]
         h = [spatial.dot(R.T, np.asarray(I)[[2, 0, 1], [4, 5, 3]]) for I, R in zip(inertias, rotations)]
-        self.Ibar = np.array(Ibar).reshape(-1, 3, 3, 1, 1)
-        self.h = np.array(h).reshape(-1, 3, 1, 1)
-        self.mass = np.array([float(np.asarray(I)[5, 5]) for I in inertias]).reshape(-1, 1, 1)
+        # I' = [[Ibar, H], [H^T, m 1]], H = skew(h): a Linear map whose zero entries cost nothing
+        self.inertia = [Linear(np.block([[Ib, spatial.skew(hb)], [spatial.skew(hb).T, float(np.asarray(I)[5, 5]) * np.eye(3)]]))
+                        for Ib, hb, I in zip(Ibar, h, inertias)]
         self.world_R_root = np.asarray(model.world_H_root)[:3, :3]
 
 
@@ -351,36 +351,20 @@ def _passes(plan, w, q, qd, qdd, gravity, root, fext, wrenches):
 
 
 def _body_forces(plan, va, P, f, t, B):
-    """f_i = I_i a_i + v_i x* I_i v_i for the bodies 0..B-1 at once (docs/engine.md, section 2).
+    """f_i = I_i a_i + v_i x* I_i v_i for the bodies 0..B-1 (docs/engine.md, section 2).
 
-    With I = [[Ibar, H], [H^T, m 1]], H = skew(h), h = m c: I [w; u] = [Ibar w + h x u; m u - h x w],
-    for v and a at once into P; then f = [n_a + w x n_v + u x l_v; l_a + w x l_v], (n, l) = P."""
-    ang, lin, Pn, Pl, Ibar, h = va[:B, 0], va[:B, 1], P[:B, 0], P[:B, 1], plan.Ibar[:B], plan.h[:B]
-    t = t[:B]  # (B, 2, N)
-    _const_cross(h, ang, Pl, t)  # l = m u - h x w
-    for r in range(3):
-        np.multiply(lin[:, r], plan.mass[:B], out=t)
-        np.subtract(t, Pl[:, r], out=Pl[:, r])
-    _const_cross(h, lin, Pn, t)  # n = Ibar w + h x u
-    for r in range(3):
-        for k in range(3):
-            np.multiply(ang[:, k], Ibar[:, r, k], out=t)
-            Pn[:, r] += t
-    w, u, t = ang[:, :, 0], lin[:, :, 0], t[:, 0]
-    fn, fl = f[:B, 0], f[:B, 1]
+    P_i = I_i [v_i, a_i] body by body (a Linear map of I's nonzero entries), then with
+    (n, l) = I v and I a: f = [n_a + w x n_v + u x l_v; l_a + w x l_v] for every body at once."""
+    N = va.shape[-1]
+    for i in range(B):
+        plan.inertia[i].into(va[i].reshape(6, 2 * N), P[i].reshape(6, 2 * N), t[0].reshape(2 * N))
+    w, u, t = va[:B, 0, :, 0], va[:B, 1, :, 0], t[:B, 0]
+    Pn, Pl, fn, fl = P[:B, 0], P[:B, 1], f[:B, 0], f[:B, 1]
     np.copyto(fn, Pn[:, :, 1])
     _cross_add(w, Pn[:, :, 0], fn, t)
     _cross_add(u, Pl[:, :, 0], fn, t)
     np.copyto(fl, Pl[:, :, 1])
     _cross_add(w, Pl[:, :, 0], fl, t)
-
-
-def _const_cross(h, x, out, t):
-    """out = h x x for per-body constants h (B, 3, 1, 1) and x (B, 3, ...); t: scratch like x[:, 0]."""
-    for r, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
-        np.multiply(x[:, b], h[:, a], out=out[:, r])
-        np.multiply(x[:, a], h[:, b], out=t)
-        out[:, r] -= t
 
 
 def _cross_add(a, b, out, t):

@@ -101,8 +101,9 @@ def test_cos_sin_of_one_value_is_the_same_bits_as_among_many():
 @settings(max_examples=50, deadline=None)
 @given(st.floats(0.01, 50), vec3, arrays(np.float64, 6, elements=st.floats(-2, 2)), vec6, vec6)
 def test_the_engines_body_force_is_i_a_plus_v_cross_i_v(m, c, moments, v, a):
-    """engine._body_forces, written with the blocks of I (docs/engine.md, section 2), against the
-    matrix form I a + crf(v) I v, for any mass, centre of mass and (even non-physical) inertia."""
+    """engine._body_forces, written with I [v, a] and three cross products (docs/engine.md,
+    section 2), against the matrix form I a + crf(v) I v, for any mass, centre of mass and (even
+    non-physical) inertia."""
     from types import SimpleNamespace
 
     from rnea_cli import engine
@@ -110,8 +111,7 @@ def test_the_engines_body_force_is_i_a_plus_v_cross_i_v(m, c, moments, v, a):
     Ic = np.array([[moments[0], moments[3], moments[4]], [moments[3], moments[1], moments[5]],
                    [moments[4], moments[5], moments[2]]])
     I = spatial.mcI(m, c, Ic)
-    plan = SimpleNamespace(Ibar=I[:3, :3].reshape(1, 3, 3, 1, 1), h=(m * np.asarray(c)).reshape(1, 3, 1, 1),
-                           mass=np.full((1, 1, 1), m))
+    plan = SimpleNamespace(inertia=[engine.Linear(I)])
     va = np.stack([v.reshape(2, 3), a.reshape(2, 3)], axis=-1)[None, ..., None]  # (1, 2, 3, 2, 1): [v, a]
     f = np.empty((1, 2, 3, 1))
     engine._body_forces(plan, va, np.empty_like(va), f, np.empty((1, 2, 1)), 1)
