@@ -1,0 +1,106 @@
+"""What the kernel can take away from a process that expands a xacro file: writing files, running
+programs, TCP, signals to other processes — as far as this kernel allows, and silently less where
+it does not (the expressions are already evaluated by rnea's own interpreter, safe_eval.py; this is
+the second wall).
+
+Always (POSIX): the file descriptors other than the result's pipe are closed and stdin, stdout and
+stderr point at /dev/null (an inherited descriptor is writable whatever the rules), files may not
+grow (RLIMIT_FSIZE 0), no core file, no new process for a user other than root (RLIMIT_NPROC 0).
+Linux: no_new_privs (a setuid program gains nothing), and Landlock (Linux 5.13 and later, where the
+kernel has it enabled): no file written, created, removed, renamed or truncated anywhere and no
+program executed (ABI 1-3); no TCP bind or connect (ABI 4, Linux 6.7); no connection to an abstract
+Unix socket and no signal to a process outside (ABI 6, Linux 6.12). Reading stays allowed: xacro
+reads the robot's files, and the interpreter confines those to the robot's folder and packages.
+"""
+
+import ctypes
+import os
+import signal
+import sys
+
+_CREATE_RULESET, _RESTRICT_SELF = 444, 446  # the same number on every architecture
+_VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
+_PR_SET_NO_NEW_PRIVS = 38
+_FS_ALL_BUT_READ = {1: 0b1_1111_1111_0011, 2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # ABI -> access bits added
+_NET_TCP = 0b11  # LANDLOCK_ACCESS_NET_BIND_TCP | CONNECT_TCP, ABI 4
+_SCOPES = 0b11  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SIGNAL, ABI 6
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+def confine(keep):
+    """Take away from this process what it does not need to expand xacro; keep: the one
+    descriptor (besides 0-2) left open. Returns the Landlock ABI in force (0: none)."""
+    _descriptors(keep)
+    import resource
+
+    for limit in ("RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NPROC"):
+        if hasattr(resource, limit):
+            try:
+                resource.setrlimit(getattr(resource, limit), (0, 0))
+            except (OSError, ValueError):
+                pass
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (EFBIG), not a signal
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = _libc()
+    if libc is None or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return 0
+    return _landlock(libc)
+
+
+def landlock_abi():
+    """The Landlock ABI version this kernel offers, 0 when none (or not Linux)."""
+    libc = _libc() if sys.platform.startswith("linux") else None
+    if libc is None:
+        return 0
+    return max(libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION)), 0)
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def _descriptors(keep):
+    """Close every descriptor but keep, and point 0-2 at /dev/null."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd != null:
+            os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, _open_limit())
+
+
+def _open_limit():
+    try:
+        return min(os.sysconf("SC_OPEN_MAX"), 1 << 20)
+    except (OSError, ValueError):
+        return 1 << 16
+
+
+def _landlock(libc):
+    """Restrict this process (and what it starts) with a Landlock ruleset that allows nothing of
+    what it handles: every file access but reading, and TCP and scopes where the ABI has them."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    attr = _RulesetAttr(sum(bits for since, bits in _FS_ALL_BUT_READ.items() if abi >= since),
+                        _NET_TCP if abi >= 4 else 0, _SCOPES if abi >= 6 else 0)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct as this ABI knows it
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return 0
+    finally:
+        os.close(ruleset)
+    return abi
