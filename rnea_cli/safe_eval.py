@@ -7,7 +7,7 @@ interpreter that knows only what a robot description needs: literals (numbers, s
 tuples, dicts, sets), arithmetic, comparison and boolean operators, `a if c else b`, subscripts and
 slices, f-strings, comprehensions, names of properties, and calls of a fixed set of pure functions
 (math's, a few builtins, xacro's own). Attribute access is allowed only on the namespaces
-(`math.pi`, `python.len`, `xacro.load_yaml`, a property namespace of an include), on a dictionary
+(`math.pi`, `python.len`, `xacro.load_yaml`, the properties of an include with ns=), on a dictionary
 loaded by xacro.load_yaml (`props.a`, as xacro allows), and for a few methods of strings, lists and
 dicts (`s.split()`, `d.items()`; not `str.format`, which reads attributes). Nothing whose name
 starts with `_` is reachable, and no lambda: a value the interpreter makes is data or one of the
@@ -47,15 +47,23 @@ class Refused(Exception):
 
 
 class Namespace:
-    """A fixed set of names reached with a dot (`math.pi`): what the namespace was given, nothing else."""
+    """Names reached with a dot or a string subscript (`math.pi`, `ns.prop`, `ns['prop']`): what
+    lookup(name) gives (raising NameError), nothing else."""
 
-    def __init__(self, names):
-        self.names = dict(names)
+    def __init__(self, lookup):
+        self.lookup = lookup
 
-    def get(self, name):
-        if name not in self.names:
-            raise NameError(f"name '{name}' is not defined", name=name)
-        return self.names[name]
+    @classmethod
+    def of(cls, names):
+        """The namespace of a fixed dict of names."""
+        names = dict(names)
+
+        def lookup(name):
+            if name not in names:
+                raise NameError(f"name '{name}' is not defined", name=name)
+            return names[name]
+
+        return cls(lookup)
 
 
 class Method:
@@ -107,7 +115,7 @@ class Evaluator:
     def do_Attribute(self, node, local):
         value, name = self.eval(node.value, local), _allowed(node.attr)
         if isinstance(value, Namespace):
-            return self.data(value.get(name))
+            return self.data(value.lookup(name))
         found = self.attribute(value, name)
         if found is not UNKNOWN:
             return self.data(found)
@@ -177,8 +185,12 @@ class Evaluator:
 
     def do_Subscript(self, node, local):
         value, key = self.eval(node.value, local), self.eval(node.slice, local)
+        if isinstance(value, Namespace):
+            if not isinstance(key, str) or not key.isidentifier():
+                raise Refused(f"{key!r} is not a name, for a namespace")
+            return self.data(value.lookup(_allowed(key)))
         found = self.attribute(value, key) if isinstance(key, str) else UNKNOWN
-        if found is not UNKNOWN:  # a property namespace, a yaml dictionary
+        if found is not UNKNOWN:  # a yaml dictionary
             return self.data(found)
         if isinstance(value, (str, bytes, list, tuple, range, dict)):
             return value[key]

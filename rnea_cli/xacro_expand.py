@@ -251,27 +251,25 @@ def _xacro_names(xacro, substitution, load_yaml, find, env):
     xacro_functions["load_yaml"] = load_yaml
     names = {**MATH, **{n: BUILTINS[n] for n in ("list", "dict", "map", "len", "str", "float", "int", "bool",
                                                   "min", "max", "round", "sorted", "range")},
-             "True": True, "False": False, "python": Namespace({**BUILTINS, "True": True, "False": False}),
-             "math": Namespace(MATH), "xacro": Namespace(xacro_functions),
+             "True": True, "False": False, "python": Namespace.of({**BUILTINS, "True": True, "False": False}),
+             "math": Namespace.of(MATH), "xacro": Namespace.of(xacro_functions),
              **{n: xacro_functions[n] for n in ("load_yaml", "abs_filename", "dotify")}}
     functions = [f for f in (*BUILTINS.values(), *MATH.values(), *xacro_functions.values()) if callable(f)]
     functions += [find, env]
 
     def lookup(table, name):
-        """A property's value (xacro's scopes, innermost first), else a global name."""
+        """A property's value (xacro's scopes, innermost first), else a global name; the properties
+        of an include with ns= as a Namespace, never xacro's table itself (which holds blocks)."""
         while isinstance(table, xacro.Table):
             if dict.__contains__(table, name):
-                return table[name]
+                value = table[name]
+                return Namespace(lambda key: lookup(value, key)) if isinstance(value, xacro.Table) else value
             table = table.parent
         if name in names:
             return names[name]
         raise NameError(f"name '{name}' is not defined", name=name)
 
     def attribute(value, key):
-        if isinstance(value, xacro.Table):  # a namespace of properties (xacro:include ns=)
-            if not key.isidentifier() or key.startswith("_"):
-                raise Refused(f"{shown(key)} is not a property name")
-            return lookup(value, key)
         if isinstance(value, xacro.YamlDictWrapper) and dict.__contains__(value, key):
             return value[key]  # props.a, props['a']
         return UNKNOWN
