@@ -176,7 +176,7 @@ def _expand_here(path, mappings, folders, environment):
 
 
 # What _safe_xacro replaces in xacro (2.1): where it evaluates, reads files and the environment.
-_HOOKED = {"xacro": ("safe_eval", "parse", "Table", "YamlDictWrapper", "load_yaml", "abs_filename_spec",
+_HOOKED = {"xacro": ("safe_eval", "parse", "glob", "Table", "YamlDictWrapper", "load_yaml", "abs_filename_spec",
                      "filestack", "root_dir", "_global_symbols"),
            "xacro.substitution_args": ("_eval", "_eval_env", "_eval_optenv", "_eval_find", "_eval_dict",
                                        "_eval_arg", "convert_value", "SubstitutionException")}
@@ -197,15 +197,7 @@ def _safe_xacro(path, packages, environment, declared):
         if missing:  # another xacro than the one these hooks were written for: refuse, never run it unguarded
             raise Refused(f"xacro {getattr(xacro, '__version__', '')} lacks {module}.{missing[0]}, which rnea "
                           f"replaces to expand safely (pip install 'xacro>=2.1.1,<2.2')")
-    roots = [os.path.realpath(os.path.dirname(os.path.abspath(path)))]
-    roots += sorted({os.path.realpath(folder) for folder in packages.values()})
-
-    def readable(filename):
-        target = os.path.realpath(filename)
-        if not any(os.path.commonpath([target, root]) == root for root in roots):
-            raise Refused(f"reading {shown(filename)} is not allowed: a xacro file reads only files in "
-                          f"its own folder ({printable(roots[0], 200)}) and below, and in the packages found")
-        return filename
+    files = _Files(path, packages)
 
     def find(package):
         if package not in packages:
@@ -222,13 +214,12 @@ def _safe_xacro(path, packages, environment, declared):
         return os.environ.get(name, default)
 
     def load_yaml(filename):
-        readable(xacro.abs_filename_spec(filename))
+        files.check(xacro.abs_filename_spec(filename))
         return xacro.load_yaml(filename)
 
-    functions, names, evaluate = _xacro_names(xacro, substitution, load_yaml, find, env)
-    original_parse = xacro.parse
-    patches = [(xacro, "safe_eval", evaluate),
-               (xacro, "parse", _parse_with_lines(original_parse, readable, declared)),
+    functions, evaluate = _xacro_names(xacro, load_yaml)
+    patches = [(xacro, "safe_eval", evaluate), (xacro, "parse", _parse_with_lines(xacro.parse, files, declared)),
+               (xacro, "glob", files),  # xacro's glob.glob(pattern) of an include
                (substitution, "_eval", _eval_substitution(substitution, functions, find, env)),
                (substitution, "_eval_find", find), (substitution, "_eval_env", env),
                (substitution, "_eval_optenv", lambda name, default="": env(name, default))]
@@ -242,9 +233,36 @@ def _safe_xacro(path, packages, environment, declared):
             setattr(module, name, value)
 
 
-def _xacro_names(xacro, substitution, load_yaml, find, env):
-    """(the functions an expression may call, the global names of `${...}`, xacro.safe_eval's
-    replacement): xacro's global symbols without python.type, python.vars and the like."""
+class _Files:
+    """The files a xacro file may read: those in its own folder tree and in the packages found,
+    symlinks resolved (a link to /etc/passwd beside the robot is outside)."""
+
+    def __init__(self, path, packages):
+        self.roots = [os.path.realpath(os.path.dirname(os.path.abspath(path)))]
+        self.roots += sorted({os.path.realpath(folder) for folder in packages.values()})
+
+    def allowed(self, filename):
+        target = os.path.realpath(filename)
+        return any(os.path.commonpath([target, root]) == root for root in self.roots)
+
+    def check(self, filename):
+        if not self.allowed(filename):
+            raise Refused(f"reading {shown(filename)} is not allowed: a xacro file reads only files in its own "
+                          f"folder ({printable(self.roots[0], 200)}) and below, and in the packages found")
+
+    def glob(self, pattern):
+        """glob.glob for an include of a pattern: one that starts in a readable folder, and only
+        the readable files it matches (no name of a file outside comes back, not even in an error)."""
+        import glob
+        import re
+
+        self.check(os.path.dirname(re.split(r"[*?[]", pattern)[0]) or ".")
+        return [name for name in glob.glob(pattern) if self.allowed(name)]
+
+
+def _xacro_names(xacro, load_yaml):
+    """(the functions an expression may call, xacro.safe_eval's replacement): the global names of
+    `${...}` are xacro's without python.type, python.vars and the like."""
     own = xacro._global_symbols["xacro"]
     xacro_functions = {name: dict.__getitem__(own, name) for name in (
         "abs_filename", "arg", "dotify", "error", "fatal", "message", "print_location", "tokenize", "warning")}
@@ -255,7 +273,6 @@ def _xacro_names(xacro, substitution, load_yaml, find, env):
              "math": Namespace.of(MATH), "xacro": Namespace.of(xacro_functions),
              **{n: xacro_functions[n] for n in ("load_yaml", "abs_filename", "dotify")}}
     functions = [f for f in (*BUILTINS.values(), *MATH.values(), *xacro_functions.values()) if callable(f)]
-    functions += [find, env]
 
     def lookup(table, name):
         """A property's value (xacro's scopes, innermost first), else a global name; the properties
@@ -277,7 +294,7 @@ def _xacro_names(xacro, substitution, load_yaml, find, env):
     def evaluate(text, symbols, local=None):
         return Evaluator(lambda name: lookup(symbols, name), functions, attribute)(text)
 
-    return functions, names, evaluate
+    return functions, evaluate
 
 
 def _eval_substitution(substitution, functions, find, env):
@@ -339,8 +356,8 @@ def package_index(folders):
     return found
 
 
-def _parse_with_lines(parse, readable, declared):
-    """xacro.parse, but only of the files readable(filename) allows, every element remembering
+def _parse_with_lines(parse, files, declared):
+    """xacro.parse, but only of the files _Files allows, every element remembering
     (file, line) so that errors can name them, and the names of the file's <xacro:arg>s appended to
     declared."""
     import xml.dom.expatbuilder
@@ -365,7 +382,7 @@ def _parse_with_lines(parse, readable, declared):
         if inp is not None or filename is None:
             return parse(inp, filename)
         try:
-            readable(os.path.join(xacro.root_dir, filename))
+            files.check(os.path.join(xacro.root_dir, filename))
         except Refused:
             xacro.filestack.pop()  # the error is the including element's, as xacro's own for a missing file
             raise

@@ -183,6 +183,8 @@ def test_files_are_read_only_in_the_robot_folder_and_the_packages(tmp_path):
                  '<link name="${load_yaml(\'../outside/secret.yaml\').token}"/>'):
         refused(run("info", robot(folder, body)), "is not allowed: a xacro file reads only files in its own folder",
                 "hunter2")
+    info = run("info", robot(folder, '<xacro:include filename="l*"/>'))  # a pattern matches no file outside
+    assert info.exit_code == 0 and "hunter2" not in info.stdout + info.stderr, info.stderr
 
 
 def test_a_package_found_may_be_read(tmp_path):
@@ -228,7 +230,7 @@ def test_what_robot_descriptions_use_still_works(tmp_path):
     path = robot(folder, """
 <xacro:arg name="payload" default="1.5"/>
 <xacro:arg name="with_tool" default="true"/>
-<xacro:include filename="parts/lib.xacro" ns="lib"/>
+<xacro:include filename="parts/l*.xacro" ns="lib"/>
 <xacro:property name="dims" value="${xacro.load_yaml('parts/dims.yaml')}"/>
 <xacro:property name="half_pi" value="${pi/2}"/>
 <xacro:macro name="seg" params="name parent m l:=${dims.upper.length} *origin">
