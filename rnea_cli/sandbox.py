@@ -7,10 +7,10 @@ Always (POSIX): the file descriptors other than the result's pipe are closed and
 stderr point at /dev/null (an inherited descriptor is writable whatever the rules), files may not
 grow (RLIMIT_FSIZE 0), no core file, no new process for a user other than root (RLIMIT_NPROC 0).
 Linux: no_new_privs (a setuid program gains nothing), and Landlock (Linux 5.13 and later, where the
-kernel has it enabled): no file written, created, removed, renamed or truncated anywhere and no
-program executed (ABI 1-3); no TCP bind or connect (ABI 4, Linux 6.7); no connection to an abstract
-Unix socket and no signal to a process outside (ABI 6, Linux 6.12). Reading stays allowed: xacro
-reads the robot's files, and the interpreter confines those to the robot's folder and packages.
+kernel has it enabled): no file written, created, removed, renamed or truncated anywhere, no program
+executed, and files read only beneath the folders given (the robot's, its packages') and Python's own
+(ABI 1-3); no TCP bind or connect (ABI 4, Linux 6.7); no connection to an abstract Unix socket and no
+signal to a process outside (ABI 6, Linux 6.12). UDP and Unix sockets by path are beyond Landlock.
 """
 
 import ctypes
@@ -18,10 +18,12 @@ import os
 import signal
 import sys
 
-_CREATE_RULESET, _RESTRICT_SELF = 444, 446  # the same number on every architecture
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
+_PATH_BENEATH = 1  # LANDLOCK_RULE_PATH_BENEATH
 _VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
 _PR_SET_NO_NEW_PRIVS = 38
-_FS_ALL_BUT_READ = {1: 0b1_1111_1111_0011, 2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # ABI -> access bits added
+_FS = {1: 0b1_1111_1111_1111, 2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # ABI -> the file access bits it adds
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
 _NET_TCP = 0b11  # LANDLOCK_ACCESS_NET_BIND_TCP | CONNECT_TCP, ABI 4
 _SCOPES = 0b11  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SIGNAL, ABI 6
 
@@ -31,9 +33,15 @@ class _RulesetAttr(ctypes.Structure):
                 ("scoped", ctypes.c_uint64)]
 
 
-def confine(keep):
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def confine(keep, readable):
     """Take away from this process what it does not need to expand xacro; keep: the one
-    descriptor (besides 0-2) left open. Returns the Landlock ABI in force (0: none)."""
+    descriptor (besides 0-2) left open; readable: the folders whose files it may read, besides
+    Python's. Returns the Landlock ABI in force (0: none)."""
     _descriptors(keep)
     import resource
 
@@ -49,7 +57,14 @@ def confine(keep):
     libc = _libc()
     if libc is None or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return 0
-    return _landlock(libc)
+    return _landlock(libc, [*readable, *_python_folders()])
+
+
+def _python_folders():
+    """Where this Python reads its modules: its prefixes and sys.path (not the working folder)."""
+    here = os.path.realpath(os.getcwd())
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path}
+    return sorted(f for f in folders if f and os.path.realpath(f) != here and os.path.exists(f))
 
 
 def landlock_abi():
@@ -86,21 +101,38 @@ def _open_limit():
         return 1 << 16
 
 
-def _landlock(libc):
-    """Restrict this process (and what it starts) with a Landlock ruleset that allows nothing of
-    what it handles: every file access but reading, and TCP and scopes where the ABI has them."""
+def _landlock(libc, readable):
+    """Restrict this process (and what it starts) with a Landlock ruleset that handles every file
+    access, TCP and the scopes this ABI has, and allows only reading beneath the readable paths."""
     abi = landlock_abi()
     if abi < 1:
         return 0
-    attr = _RulesetAttr(sum(bits for since, bits in _FS_ALL_BUT_READ.items() if abi >= since),
+    attr = _RulesetAttr(sum(bits for since, bits in _FS.items() if abi >= since),
                         _NET_TCP if abi >= 4 else 0, _SCOPES if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct as this ABI knows it
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         return 0
     try:
+        for path in readable:
+            _allow_reading(libc, ruleset, path)
         if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             return 0
     finally:
         os.close(ruleset)
     return abi
+
+
+def _allow_reading(libc, ruleset, path):
+    """A rule of the ruleset: reading path (a folder: its files and folders beneath) is allowed."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # gone: nothing to read there
+    try:
+        access = _READ_FILE | (_READ_DIR if os.path.isdir(path) else 0)
+        rule = _PathBeneathAttr(access, fd)
+        libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_PATH_BENEATH), ctypes.byref(rule),
+                     ctypes.c_uint32(0))
+    finally:
+        os.close(fd)

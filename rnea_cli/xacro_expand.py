@@ -89,14 +89,12 @@ def _in_child(path, mappings, folders, environment):
             os.close(read)
             import resource
 
-            from . import sandbox
-
-            sandbox.confine(keep=write)
             limit = _address_space() + MEMORY  # what the parent had mapped already, and MEMORY more
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             cpu = max(int(timeout), 1)
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            outcome = _expand_here(path, mappings, folders, environment)
+            outcome = _expand_here(path, mappings, folders, environment, confine=lambda files: _confine(
+                write, files, environment))
         except BaseException as exc:  # MemoryError and the like, outside xacro
             outcome = ("error", ((path, None), f"xacro failed: {type(exc).__name__}"))
         data = pickle.dumps(outcome)
@@ -105,6 +103,23 @@ def _in_child(path, mappings, folders, environment):
         os._exit(0)
     os.close(write)
     return _from_child(pid, read, path, timeout)
+
+
+def _confine(keep, files, environment):
+    """This child as the kernel can confine it (sandbox.py), reading only the files the xacro file
+    may read, its environment only the variables allowed: what it needs is imported first."""
+    import glob  # noqa: F401  (what expanding imports on its way, imported while it can be read)
+    import xml.dom.expatbuilder  # noqa: F401
+    import xml.parsers.expat  # noqa: F401
+
+    import xacro.substitution_args  # noqa: F401
+    import yaml  # noqa: F401
+
+    from . import sandbox
+
+    for name in set(os.environ) - environment:
+        del os.environ[name]
+    sandbox.confine(keep, files.roots)
 
 
 def _address_space():
@@ -143,17 +158,21 @@ def _from_child(pid, read, path, timeout):
     return pickle.loads(data[8:])
 
 
-def _expand_here(path, mappings, folders, environment):
-    """('ok', URDF bytes) or ('error', ((file, line), message)), in this process."""
+def _expand_here(path, mappings, folders, environment, confine=None):
+    """('ok', URDF bytes) or ('error', ((file, line), message)), in this process; confine(files),
+    if given, is called once the packages are found, before anything of the xacro file is read."""
     import xml.parsers.expat
 
     import xacro
 
     packages = package_index(folders)
+    files = _Files(path, packages)
+    if confine is not None:
+        confine(files)
     noise = io.StringIO()
     declared = []
     try:
-        with _safe_xacro(path, packages, environment, declared), contextlib.redirect_stderr(noise), \
+        with _safe_xacro(files, packages, environment, declared), contextlib.redirect_stderr(noise), \
                 contextlib.redirect_stdout(noise):
             doc = xacro.process_file(path, mappings=dict(mappings))
         text = doc.toprettyxml(indent=" ", encoding="utf-8")
@@ -183,7 +202,7 @@ _HOOKED = {"xacro": ("safe_eval", "parse", "glob", "Table", "YamlDictWrapper", "
 
 
 @contextlib.contextmanager
-def _safe_xacro(path, packages, environment, declared):
+def _safe_xacro(files, packages, environment, declared):
     """xacro with rnea's evaluator for every expression, files read only in the robot's folder tree
     and the packages, the environment read only for the names allowed, and the names of the args the
     files declare appended to declared; xacro as it was afterwards."""
@@ -197,7 +216,6 @@ def _safe_xacro(path, packages, environment, declared):
         if missing:  # another xacro than the one these hooks were written for: refuse, never run it unguarded
             raise Refused(f"xacro {getattr(xacro, '__version__', '')} lacks {module}.{missing[0]}, which rnea "
                           f"replaces to expand safely (pip install 'xacro>=2.1.1,<2.2')")
-    files = _Files(path, packages)
 
     def find(package):
         if package not in packages:

@@ -313,27 +313,38 @@ def test_the_interpreter_refuses_the_rest(text, message):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the sandbox is for the forked child")
-def test_the_kernel_confines_the_child(tmp_path, listener):
-    """What sandbox.confine takes away, tried from a child after it: writes and programs
-    (Landlock 1), TCP (Landlock 4), signals out (Landlock 6), and descriptors it inherited."""
+def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
+    """What the child of an expansion gives up, tried from a child after xacro_expand._confine:
+    writes, programs and reads outside the robot's folder and Python's (Landlock 1), TCP (Landlock 4),
+    signals out (Landlock 6), the descriptors it inherited, the environment but what is allowed."""
+    from rnea_cli import xacro_expand
+
     abi = sandbox.landlock_abi()
     if abi == 0:
         pytest.skip("this kernel has no Landlock: only the descriptors and limits are taken away")
+    folder = tmp_path / "robot"
+    path = robot(folder, "")
+    (tmp_path / "secret").write_text("hunter2")
+    monkeypatch.setenv("SECRET", "hunter2")
+    monkeypatch.setenv("ROBOT_PREFIX", "left_")
     inherited = os.open(tmp_path / "inherited", os.O_WRONLY | os.O_CREAT)
     address = listener.getsockname()  # (the listener's descriptor is closed in the child)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never back into pytest
         try:
-            outcome = {"abi": sandbox.confine(keep=write)}
+            xacro_expand._confine(write, xacro_expand._Files(path, {}), frozenset({"ROBOT_PREFIX"}))
+            outcome = {"environment": sorted(os.environ)}
         except BaseException as exc:
-            outcome = {"abi": repr(exc)}
-        for name, attempt in (("write", lambda: open(tmp_path / "new", "w")),
+            outcome = {"environment": repr(exc)}
+        for name, attempt in (("write", lambda: open(folder / "new", "w")),
                               ("inherited", lambda: os.write(inherited, b"x")),
                               ("program", lambda: os.system(f"touch {tmp_path / 'ran'}") == 0 or 1 / 0),
                               ("connect", lambda: socket.create_connection(address)),
                               ("signal", lambda: os.kill(os.getppid(), 0)),
-                              ("read", lambda: open(__file__).read(1))):
+                              ("read", lambda: path.read_text()),
+                              ("read outside", lambda: (tmp_path / "secret").read_text()),
+                              ("read environ", lambda: open("/proc/self/environ").read())):
             try:
                 attempt()
                 outcome[name] = "done"
@@ -346,10 +357,11 @@ def test_the_kernel_confines_the_child(tmp_path, listener):
     os.waitpid(pid, 0)
     os.close(read)
     os.close(inherited)
-    assert outcome["abi"] == abi and outcome["read"] == "done", outcome
+    assert outcome["environment"] == ["ROBOT_PREFIX"] and outcome["read"] == "done", outcome
     assert outcome["write"] == "PermissionError" and outcome["inherited"] == "OSError", outcome
+    assert outcome["read outside"] == outcome["read environ"] == "PermissionError", outcome
     assert outcome["program"] == "ZeroDivisionError" and not (tmp_path / "ran").exists(), outcome
-    assert not (tmp_path / "new").exists()
+    assert not (folder / "new").exists()
     if abi >= 4:
         assert outcome["connect"] == "PermissionError" and not connected(listener), outcome
     if abi >= 6:
