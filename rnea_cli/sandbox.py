@@ -10,7 +10,9 @@ Linux: no_new_privs (a setuid program gains nothing), and Landlock (Linux 5.13 a
 kernel has it enabled): no file written, created, removed, renamed or truncated anywhere, no program
 executed, and files read only beneath the folders given (the robot's, its packages') and Python's own
 (ABI 1-3); no TCP bind or connect (ABI 4, Linux 6.7); no connection to an abstract Unix socket and no
-signal to a process outside (ABI 6, Linux 6.12). UDP and Unix sockets by path are beyond Landlock.
+signal to a process outside (ABI 6, Linux 6.12). And a seccomp filter (Linux 3.5 and later, x86-64
+and arm64) for what Landlock does not see: no socket at all (UDP, a Unix socket by path such as
+docker's), no program executed, no ptrace or process_vm_readv/writev, no io_uring.
 """
 
 import ctypes
@@ -26,11 +28,24 @@ _FS = {1: 0b1_1111_1111_1111, 2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # ABI -> the 
 _READ_FILE, _READ_DIR = 1 << 2, 1 << 3
 _NET_TCP = 0b11  # LANDLOCK_ACCESS_NET_BIND_TCP | CONNECT_TCP, ABI 4
 _SCOPES = 0b11  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SIGNAL, ABI 6
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+# machine: (AUDIT_ARCH_*, the syscalls refused: socket, execve, execveat, ptrace, process_vm_readv,
+# process_vm_writev, io_uring_setup)
+_SECCOMP = {"x86_64": (0xC000003E, (41, 59, 322, 101, 310, 311, 425)),
+            "aarch64": (0xC00000B7, (198, 221, 281, 117, 270, 271, 425))}
 
 
 class _RulesetAttr(ctypes.Structure):
     _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
                 ("scoped", ctypes.c_uint64)]
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -41,7 +56,7 @@ class _PathBeneathAttr(ctypes.Structure):
 def confine(keep, readable):
     """Take away from this process what it does not need to expand xacro; keep: the one
     descriptor (besides 0-2) left open; readable: the folders whose files it may read, besides
-    Python's. Returns the Landlock ABI in force (0: none)."""
+    Python's. Returns (the Landlock ABI in force, 0 for none; whether the seccomp filter is)."""
     _descriptors(keep)
     import resource
 
@@ -53,11 +68,11 @@ def confine(keep, readable):
                 pass
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past RLIMIT_FSIZE fails (EFBIG), not a signal
     if not sys.platform.startswith("linux"):
-        return 0
+        return 0, False
     libc = _libc()
     if libc is None or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return 0
-    return _landlock(libc, [*readable, *_python_folders()])
+        return 0, False
+    return _landlock(libc, [*readable, *_python_folders()]), _seccomp(libc)
 
 
 def _python_folders():
@@ -121,6 +136,26 @@ def _landlock(libc, readable):
     finally:
         os.close(ruleset)
     return abi
+
+
+def _seccomp(libc):
+    """A seccomp filter refusing (EACCES) the syscalls of _SECCOMP, and every syscall of another
+    ABI than this machine's (i386 on x86-64, x32): True where it is in force."""
+    import platform
+
+    if platform.machine() not in _SECCOMP:
+        return False
+    arch, refused = _SECCOMP[platform.machine()]
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
+    n = len(refused)
+    program = [(load, 0, 0, 4), (jeq, 0, n + 3, arch),  # seccomp_data.arch: another ABI, refused
+               (load, 0, 0, 0), (jge, n + 1, 0, 0x40000000),  # seccomp_data.nr; x32's, refused
+               *((jeq, n - k, 0, number) for k, number in enumerate(refused)),
+               (ret, 0, 0, allow), (ret, 0, 0, deny)]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    fprog = _SockFprog(len(program), filters)
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
 
 
 def _allow_reading(libc, ruleset, path):

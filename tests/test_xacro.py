@@ -316,7 +316,10 @@ def test_the_interpreter_refuses_the_rest(text, message):
 def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
     """What the child of an expansion gives up, tried from a child after xacro_expand._confine:
     writes, programs and reads outside the robot's folder and Python's (Landlock 1), TCP (Landlock 4),
-    signals out (Landlock 6), the descriptors it inherited, the environment but what is allowed."""
+    signals out (Landlock 6), any socket (seccomp), the descriptors it inherited, the environment but
+    what is allowed."""
+    import platform
+
     from rnea_cli import xacro_expand
 
     abi = sandbox.landlock_abi()
@@ -341,6 +344,7 @@ def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
                               ("inherited", lambda: os.write(inherited, b"x")),
                               ("program", lambda: os.system(f"touch {tmp_path / 'ran'}") == 0 or 1 / 0),
                               ("connect", lambda: socket.create_connection(address)),
+                              ("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)),
                               ("signal", lambda: os.kill(os.getppid(), 0)),
                               ("read", lambda: path.read_text()),
                               ("read outside", lambda: (tmp_path / "secret").read_text()),
@@ -366,3 +370,5 @@ def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
         assert outcome["connect"] == "PermissionError" and not connected(listener), outcome
     if abi >= 6:
         assert outcome["signal"] == "PermissionError", outcome
+    if platform.machine() in ("x86_64", "aarch64"):
+        assert outcome["udp"] == "PermissionError", outcome
