@@ -252,12 +252,14 @@ def _safe_xacro(files, packages, environment, declared):
 
 
 class _Files:
-    """The files a xacro file may read: those in its own folder tree and in the packages found,
-    symlinks resolved (a link to /etc/passwd beside the robot is outside)."""
+    """The files a xacro file may read: those in its own folder tree (where it is named, and where
+    it is if that is a symlink) and in the packages found, symlinks resolved (a link to /etc/passwd
+    beside the robot is outside)."""
 
     def __init__(self, path, packages):
         self.roots = [os.path.realpath(os.path.dirname(os.path.abspath(path)))]
-        self.roots += sorted({os.path.realpath(folder) for folder in packages.values()})
+        self.roots += sorted({os.path.dirname(os.path.realpath(path)),
+                              *(os.path.realpath(folder) for folder in packages.values())} - set(self.roots))
 
     def allowed(self, filename):
         target = os.path.realpath(filename)

@@ -199,6 +199,19 @@ def test_a_package_found_may_be_read(tmp_path):
     assert b'xyz="0.25 0 0"' in expand(path, package_paths=[tmp_path])
 
 
+def test_a_robot_named_by_a_symlink_reads_beside_itself(tmp_path):
+    """The folder of the file a symlink names is the robot's too (and so is the symlink's)."""
+    real = robot(tmp_path / "models", '<xacro:include filename="parts.xacro"/>')
+    (tmp_path / "models" / "parts.xacro").write_text(f'<robot {XACRO}><link name="part"/>'
+                                                     '<joint name="j" type="fixed"><parent link="base"/>'
+                                                     '<child link="part"/></joint></robot>')
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "r.urdf.xacro").symlink_to(real)
+    (tmp_path / "ws" / "parts.xacro").symlink_to(tmp_path / "models" / "parts.xacro")
+    info = run("info", tmp_path / "ws" / "r.urdf.xacro")
+    assert info.exit_code == 0 and "part" in info.stdout, info.stderr
+
+
 def test_an_arg_the_file_does_not_declare_is_an_error(tmp_path):
     folder = tmp_path / "robot"
     folder.mkdir()
