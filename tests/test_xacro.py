@@ -133,9 +133,9 @@ def test_the_escapes_are_real(tmp_path, listener):
 def test_an_arg_is_text_not_code(tmp_path):
     """xacro substitutes $(arg mass) into ${$(arg mass) * 1.0} before it evaluates it: the value is
     evaluated by rnea's interpreter like the file's own text."""
-    path = robot(tmp_path / "robot", '<xacro:arg name="mass" default="1"/>\n<link name="l">'
-                 '<inertial><mass value="${$(arg mass) * 1.0}"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
-                 'izz="1"/></inertial></link><joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
+    path = robot(tmp_path / "robot", '<xacro:arg name="mass" default="1"/>\n<link name="l"><inertial>'
+                 '<mass value="${$(arg mass) * 1.0}"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+                 '</inertial></link><joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
     marker = tmp_path / "MARKER"
     for value, message in ((f'__import__("os").system("touch {marker}")', "name __import__ is not allowed"),
                            (ONE_LINE.replace("{marker}", str(marker)) + " * 0 + 1", "undefined name vars")):
@@ -153,8 +153,9 @@ def test_the_environment_is_read_only_where_allowed(tmp_path, monkeypatch):
     for text in ("$(env SECRET)", "$(optenv SECRET fallback)"):
         path = robot(tmp_path / "robot", f'<link name="x{text}"/>')
         refused(run("info", path), "reading the environment variable 'SECRET' is not allowed", "hunter2")
-    path = robot(tmp_path / "robot", '<link name="$(env ROBOT_PREFIX)$(optenv SECRET)"/>'
-                 '<joint name="j" type="fixed"><parent link="base"/><child link="$(env ROBOT_PREFIX)$(optenv SECRET)"/></joint>')
+    name = "$(env ROBOT_PREFIX)$(optenv SECRET)"
+    path = robot(tmp_path / "robot", f'<link name="{name}"/><joint name="j" type="fixed"><parent link="base"/>'
+                 f'<child link="{name}"/></joint>')
     refused(run("info", path), "reading the environment variable 'ROBOT_PREFIX' is not allowed", "left_")
     monkeypatch.setenv("RNEA_XACRO_ENV", "ROBOT_PREFIX")
     refused(run("info", path), "reading the environment variable 'SECRET' is not allowed (RNEA_XACRO_ENV", "hunter2")
@@ -193,7 +194,8 @@ def test_a_package_found_may_be_read(tmp_path):
     package.mkdir()
     (package / "package.xml").write_text("<package format='2'><name>parts</name></package>")
     (package / "dims.yaml").write_text("length: 0.25\n")
-    path = robot(tmp_path / "robot", '<xacro:property name="dims" value="${xacro.load_yaml(\'$(find parts)/dims.yaml\')}"/>'
+    path = robot(tmp_path / "robot", '<xacro:property name="dims" '
+                 'value="${xacro.load_yaml(\'$(find parts)/dims.yaml\')}"/>'
                  '<link name="l"><inertial><origin xyz="${dims.length} 0 0"/><mass value="1"/></inertial></link>'
                  '<joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
     assert b'xyz="0.25 0 0"' in expand(path, package_paths=[tmp_path])
