@@ -1,7 +1,7 @@
-"""What the kernel can take away from a process that expands a xacro file: writing files, running
-programs, TCP, signals to other processes — as far as this kernel allows, and silently less where
-it does not (the expressions are already evaluated by rnea's own interpreter, safe_eval.py; this is
-the second wall).
+"""What the kernel can take away from a process that expands a xacro file: writing files, reading
+outside the robot's folders, running programs, sockets, signals to other processes — as far as this
+kernel allows, and silently less where it does not (the expressions are already evaluated by rnea's
+own interpreter, safe_eval.py; this is the second wall).
 
 Always (POSIX): the file descriptors other than the result's pipe are closed and stdin, stdout and
 stderr point at /dev/null (an inherited descriptor is writable whatever the rules), files may not
@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 
-_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the generic numbers (x86-64, arm64, ...)
 _PATH_BENEATH = 1  # LANDLOCK_RULE_PATH_BENEATH
 _VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
 _PR_SET_NO_NEW_PRIVS = 38
