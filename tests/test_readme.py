@@ -30,14 +30,9 @@ def all_examples():
 
 
 def prose(page):
-    """The page's lines outside fenced code blocks, with inline code spans removed."""
-    lines, fenced = [], False
-    for line in page.read_text().splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced:
-            lines.append(re.sub(r"`[^`]*`", "", line))
-    return lines
+    """The page's text outside fenced code blocks, with inline code spans (which may span lines) removed."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+    return re.sub(r"`[^`]*`", "", text)
 
 
 def anchor(heading):
@@ -72,12 +67,11 @@ def anchors(page):
 
 def relative_links(page):
     """(target file, anchor or None) of every relative link in the page's prose."""
-    for line in prose(page):
-        for target in re.findall(r"\]\(([^)\s]+)\)", line):
-            if re.match(r"[a-z]+:", target):
-                continue
-            path, _, fragment = target.partition("#")
-            yield (page.parent / path).resolve() if path else page, fragment or None
+    for target in re.findall(r"\]\(([^)\s]+)\)", prose(page)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, fragment = target.partition("#")
+        yield (page.parent / path).resolve() if path else page, fragment or None
 
 
 @pytest.mark.parametrize("command", all_examples())
