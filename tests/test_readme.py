@@ -111,9 +111,7 @@ def test_every_docs_page_is_linked_from_the_readme():
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_relative_link_leads_to_a_file_and_a_heading(page):
-    links = list(relative_links(page))
-    assert links or page.name == "engine.md"
-    for path, fragment in links:
+    for path, fragment in relative_links(page):
         assert path.exists(), f"{page.relative_to(ROOT)}: no file {path}"
         if fragment:
             assert path.suffix == ".md", f"{page.relative_to(ROOT)}: #{fragment} into {path.name}"
@@ -128,7 +126,7 @@ def test_the_anchor_rule_is_githubs():
     assert anchor("4. The same bits on every machine, in any chunk") == "4-the-same-bits-on-every-machine-in-any-chunk"
 
 
-def test_the_readmes_python_example_runs_and_agrees_with_itself(monkeypatch):
+def test_the_readmes_python_example_runs_and_its_torques_are_those_of_torques_frame(monkeypatch):
     code = re.search(r"## Python API\n\n```python\n(.*?)```", README.read_text(), re.S).group(1)
     monkeypatch.chdir(ROOT)
     names = {}
