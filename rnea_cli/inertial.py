@@ -140,7 +140,7 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None):
 def _chunk(pl, q, qd, qdd, gravity, base, out):
     """Y for one chunk of samples into out (rows, columns, N); q, qd, qdd are (n, N)."""
     n, N = q.shape
-    c, s = spatial.cos_sin(q, np.empty_like(q), np.empty_like(q), np.empty_like(q))
+    c, s = spatial.cos_sin(q, np.empty_like(q), np.empty_like(q), np.empty((5,) + q.shape))
     work = _Work(N, max([len(ch) for ch in pl.chain] + [len(pl.root_chain), 1]))
     # the root body: [v, a, J] with v_0 = 0, a_0 = -a_g (fixed) or the base's motion and its Jacobian
     M = {-1: _root_motion(pl, gravity, base, N)}
