@@ -14,6 +14,7 @@ _LAZY = {
     "rnea_reference": "reference", "load_urdf": "urdf", "load_robot": "robot",
     "Pipeline": "pipeline", "open_source": "sources", "open_trajectory": "trajectory",
     "torques_frame": "frames", "check_frame": "frames", "CheckSummary": "frames",
+    "regressor": "inertial", "base_parameters": "identify",
 }
 
 __all__ = sorted(["RneaError", "TrajectoryError", "URDFError", "URDFWarning", *_LAZY])

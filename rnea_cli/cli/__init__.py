@@ -140,7 +140,7 @@ def main():
     """Robot inverse dynamics from a URDF: joint torques along a trajectory, checked against limits."""
 
 
-from . import answers, check, pictures, tables  # noqa: E402,F401  (the commands register themselves)
+from . import answers, check, excite, pictures, tables  # noqa: E402,F401  (the commands register themselves)
 
 
 def run():

@@ -1,0 +1,87 @@
+"""`rnea excite`: an excitation trajectory for identification, written as a trajectory file."""
+
+import click
+
+from . import main
+from .common import make_console, positive, quiet_option, robot_options, say, table_output
+
+
+@main.command()
+@robot_options
+@click.option("--duration", type=float, required=True, callback=positive, metavar="S",
+              help="Length of the run (s): whole periods, starting and ending at rest.")
+@click.option("--rate", type=float, required=True, callback=positive, metavar="HZ", help="Samples per second.")
+@click.option("--harmonics", type=click.IntRange(2, 50), default=5, show_default=True,
+              help="Harmonics of the Fourier series per joint.")
+@click.option("--period", type=float, callback=positive, metavar="S",
+              help="Period of the series (default: the duration); must divide the duration.")
+@click.option("--margin", type=float, callback=positive, default=0.9, show_default=True,
+              help="Fraction of each position range, velocity, acceleration and effort limit to use.")
+@click.option("--limits", "limits_file", metavar="FILE",
+              help="YAML per joint overriding or adding limits: lower, upper, velocity, acceleration, effort.")
+@click.option("--no-friction", is_flag=True, help="Condition the inertial parameters alone (no friction columns).")
+@click.option("--steps", type=click.IntRange(0, 100_000), default=400, show_default=True,
+              help="Steps of the search.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the random start.")
+@table_output("the trajectory")
+@quiet_option
+def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, steps, seed, output, fmt, quiet,
+           **options):
+    """A periodic excitation for `rnea identify`: a Fourier series per joint, at rest at both ends,
+    within the limits times --margin, its coefficients chosen to minimise the condition number of
+    the base regressor. Writes time, q_, qd_ and qdd_ columns (exact derivatives)."""
+    import numpy as np
+
+    from .. import excite as ex
+    from .. import writers
+    from ..errors import RneaError
+    from ..jointfile import read_joint_file
+    from ..limits import KEYS, joint_limits
+    from ..model import Coordinates
+    from .common import load_model
+
+    console = make_console(quiet=quiet)
+    if margin > 1:
+        raise click.BadParameter(f"{margin!r} is above 1: an excitation goes no further than the limits",
+                                 param_hint="--margin")
+    if duration * rate > 50_000_000:
+        raise RneaError(None, "--duration", f"{duration:g} s at {rate:g} Hz is more than 50M samples")
+    period = ex.periods(duration, period)
+    model = load_model(options, console)
+    coords = Coordinates(model)
+    if coords.n == 0:
+        raise RneaError(model.source, None, "the robot has no movable joint to excite")
+    if model.floating:
+        raise RneaError(model.source, None, "a floating base is not excited by joint motion alone: excite its "
+                                            "joints with the base fixed (without --floating-base)")
+    overrides = read_joint_file(limits_file, coords.joint_names, KEYS + ("acceleration",), nullable=True) \
+        if limits_file else {}
+    acceleration = {}
+    for joint, entry in overrides.items():
+        value = entry.pop("acceleration", None)
+        if value is not None:
+            if value <= 0:
+                raise RneaError(limits_file, f"{joint}.acceleration", f"must be positive, got {value!r}")
+            acceleration[joint] = value
+    limits, notes = joint_limits(coords, overrides, limits_file)
+    for text in notes:
+        say(console, f"note: {text}")
+    problem = ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration, margin),
+                         friction=not no_friction)
+    result = ex.excite(problem, steps=steps, seed=seed)
+    (t, q, qd, qdd), result = ex.samples(result, problem, duration, rate)
+    names = ["time"] + [f"{p}_{j}" for p in ("q", "qd", "qdd") for j in coords.joint_names]
+    keys = [("time",)] + [(p, j) for p in ("q", "qd", "qdd") for j in coords.joint_names]
+    with writers.destination(output) as stream, \
+            writers.TableWriter(stream, writers.output_format(output, fmt), names, keys) as writer:
+        writer.write(np.column_stack([t, q, qd, qdd]))
+    say(console, f"excitation: {len(t)} samples over {duration:g} s ({duration / period:g} period of {period:g} s, "
+                 f"{harmonics} harmonics), base parameters {problem.base.rank}")
+    say(console, f"condition number of the base regressor: {result.condition:.4g} (the random start: "
+                 f"{result.start_condition:.4g}, {result.start_condition / result.condition:.3g}x)")
+    tau = problem.torques(q, qd, qdd)
+    L = problem.limits
+    for k, joint in enumerate(coords.joint_names):
+        parts = [f"|q - middle| {np.abs(q[:, k] - L.centre[k]).max():.4g}", f"|qd| {np.abs(qd[:, k]).max():.4g}",
+                 f"|qdd| {np.abs(qdd[:, k]).max():.4g}", f"|tau| {np.abs(tau[:, k]).max():.4g}"]
+        say(console, f"  {joint}: " + ", ".join(parts))

@@ -1,0 +1,105 @@
+"""`rnea excite`: a periodic excitation at rest at both ends, within the limits, better conditioned
+than the random start it came from, the same bytes from the same seed."""
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import ARM, ROBOTS, run
+from rnea_cli import excite as ex
+from rnea_cli import limits as L
+from rnea_cli import load_urdf
+from rnea_cli.model import Coordinates
+
+
+def _problem(path=ARM, period=4.0, harmonics=4, margin=0.9, acceleration=None, overrides=None):
+    coords = Coordinates(load_urdf(path))
+    limits, _ = L.joint_limits(coords, overrides)
+    return ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration or {}, margin))
+
+
+def test_the_derivatives_are_exact_and_the_run_starts_and_ends_at_rest():
+    problem = _problem()
+    rng = np.random.default_rng(0)
+    a, b = ex.at_rest(rng.standard_normal((problem.coords.n, 4)), rng.standard_normal((problem.coords.n, 4)))
+    fourier = ex.Fourier(4.0, problem.limits.centre, a, b)
+    t = np.linspace(0.0, 8.0, 80001)  # two periods at 10 kHz
+    q, qd, qdd = fourier.motion(t)
+    dt = t[1] - t[0]
+    np.testing.assert_allclose((q[2:] - q[:-2]) / (2 * dt), qd[1:-1], atol=1e-5)  # O(dt^2) differences
+    np.testing.assert_allclose((qd[2:] - qd[:-2]) / (2 * dt), qdd[1:-1], atol=1e-4)
+    for k in (0, 40000, 80000):  # t = 0, one period, two
+        assert np.abs(qd[k]).max() < 1e-12 and np.abs(qdd[k]).max() < 1e-12
+        np.testing.assert_allclose(q[k], q[0], atol=1e-12)
+
+
+def test_every_sample_is_within_the_limits_times_the_margin():
+    overrides = {"arm7_joint2": {"effort": 30.0}}
+    acceleration = {"arm7_joint4": 1.5}
+    problem = _problem(margin=0.8, acceleration=acceleration, overrides=overrides)
+    result = ex.excite(problem, steps=20, seed=1)
+    (t, q, qd, qdd), result = ex.samples(result, problem, 8.0, 250)
+    tau = problem.torques(q, qd, qdd)
+    limits, _ = L.joint_limits(problem.coords, overrides)
+    for k, (joint, lim) in enumerate(zip(problem.coords.joints, limits)):
+        middle, half = (lim.lower + lim.upper) / 2, (lim.upper - lim.lower) / 2
+        assert np.abs(q[:, k] - middle).max() <= 0.8 * half * (1 + 1e-12), joint.name
+        assert np.abs(qd[:, k]).max() <= 0.8 * lim.velocity * (1 + 1e-12), joint.name
+        assert np.abs(tau[:, k]).max() <= 0.8 * lim.effort * (1 + 1e-12), joint.name
+    assert np.abs(qdd[:, 3]).max() <= 0.8 * 1.5 * (1 + 1e-12)
+    assert np.abs(tau[:, 1]).max() > 0.5 * 0.8 * 30.0  # the effort bound was reached for, not avoided
+
+
+def test_the_search_lowers_the_condition_number_of_its_start():
+    problem = _problem()
+    start = ex.excite(problem, steps=0, seed=2)
+    found = ex.excite(problem, steps=150, seed=2)
+    assert found.start_condition == start.condition
+    assert found.condition < start.condition / 1.1
+    # the number reported is the condition number of the base regressor of the trajectory itself
+    assert problem.condition(found.fourier) == found.condition
+
+
+def test_the_command_writes_a_trajectory_rnea_reads_and_the_same_bytes_again(tmp_path):
+    out = tmp_path / "excite.csv"
+    args = ["excite", ARM, "--duration", "6", "--period", "3", "--rate", "50", "--steps", "20", "--seed", "4"]
+    result = run(*args, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert "condition number of the base regressor" in result.stderr
+    table = pl.read_csv(out)
+    assert table.height == 301 and table["time"][-1] == 6.0
+    assert [c for c in table.columns if c.startswith("qdd_")] == [f"qdd_arm7_joint{k}" for k in range(1, 8)]
+    first = out.read_bytes()
+    assert run(*args, "-o", out).exit_code == 0 and out.read_bytes() == first
+    checked = run("check", ARM, out)
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
+    assert run(*args, "-o", tmp_path / "excite.parquet").exit_code == 0
+    assert run("torques", ARM, tmp_path / "excite.parquet", "-o", tmp_path / "tau.csv").exit_code == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--duration", "10", "--period", "3"], "does not divide the duration"),
+    (["--duration", "10", "--margin", "1.5"], "above 1"),
+    (["--duration", "10", "--harmonics", "1"], "--harmonics"),
+    (["--duration", "-1"], "--duration"),
+    (["--duration", "10", "--rate", "nan"], "--rate"),
+])
+def test_bad_options_are_one_line_and_exit_2(args, message, tmp_path):
+    out = tmp_path / "x.csv"
+    args = ["excite", ARM, *args] + ([] if "--rate" in args else ["--rate", "10"])
+    result = run(*args, "-o", out)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert not out.exists()
+
+
+def test_a_limits_file_naming_an_unknown_joint_or_a_bad_acceleration_is_refused(tmp_path):
+    for text, message in (("nope: {acceleration: 1}\n", "no joint"), ("arm7_joint1: {acceleration: -1}\n", "positive")):
+        limits = tmp_path / "limits.yaml"
+        limits.write_text(text)
+        result = run("excite", ARM, "--duration", "4", "--rate", "10", "--limits", limits, "-o", tmp_path / "x.csv")
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+    assert math.isfinite(ex.excite(_problem(ROBOTS / "planar2.urdf", harmonics=3), steps=5).condition)
