@@ -96,7 +96,7 @@ def align_z(axis):
     """A rotation A with A @ e_z == axis (unit axis): the frame in which the joint axis is z.
 
     Its x is e_x projected onto the plane normal to axis (e_y projected when axis is along x), so
-    A is the identity for axis = e_z; a planar joint's coordinates follow this rule (README)."""
+    A is the identity for axis = e_z; a planar joint's coordinates follow this rule (docs/beyond-arms.md)."""
     z = np.asarray(axis, dtype=float)
     helper = E3[0] if abs(z[0]) < 1.0 - 1e-9 else E3[1]
     x = helper - dot(helper, z) * z

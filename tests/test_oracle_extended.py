@@ -347,7 +347,7 @@ def test_planar_joint_matches_pinocchio():
 @pytest.mark.parametrize("n", [(0.0, 0.6, 0.8), (0.95, 0.3122498999199199, 0.0), (-0.3, 0.2, -0.9327379053088815)])
 def test_oblique_planar_joint_is_the_plane_normal_to_its_axis(n):
     """A planar joint about n is the chain P(x') P(y') R(n) with x' = e_x projected onto the plane
-    and y' = n x x' (the README's rule, written out here), checked through Pinocchio."""
+    and y' = n x x' (docs/beyond-arms.md's rule, written out here), checked through Pinocchio."""
     n = np.array(n) / np.linalg.norm(n)
     x = np.array([1.0, 0.0, 0.0]) - n[0] * n
     x /= np.linalg.norm(x)

@@ -1,4 +1,4 @@
-"""What rnea promises on hostile input (README, "What rnea promises"): exit 0 with finite numbers,
+"""What rnea promises on hostile input (docs/promises.md): exit 0 with finite numbers,
 or exit 2 with one line naming the input and no output file; never a traceback, an internal
 error (70), a hang or a memory blow-up. One test per class of problem, then a bounded fuzz of
 every reader."""

@@ -1,4 +1,4 @@
-"""The README's Ray Data recipe, run against the CLI (by hand: pip install "ray[data]").
+"""docs/many-files.md's Ray Data recipe, run against the CLI (by hand: pip install "ray[data]").
 
     python docs/recipes/check_ray.py
 """

@@ -1,4 +1,4 @@
-"""The README's Spark recipe, run against the CLI (by hand: pip install pyspark; Java 17).
+"""docs/many-files.md's Spark recipe, run against the CLI (by hand: pip install pyspark; Java 17).
 
     PYSPARK_PYTHON=$(which python) python docs/recipes/check_spark.py
 """
