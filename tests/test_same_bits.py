@@ -188,3 +188,33 @@ def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp
     first = results[0][1]["digest"]
     differ = [(extra, r["blas"], r["simd"]) for extra, r in results if r["digest"] != first]
     assert not differ, f"other bits than the machine's ({results[0][1]['blas']}, {results[0][1]['simd']}): {differ}"
+
+
+@pytest.mark.parametrize("path", corpus_params(["ur5"]))
+def test_a_batch_of_files_gives_the_bytes_of_one_at_a_time_runs(path, tmp_path):
+    """The issue's case, smaller: UR5 files of 40,000 rows (two CSV blocks, several engine chunks,
+    the last ones short), each run alone and then all in one --output-dir run, 1 and 2 workers."""
+    import polars as pl
+
+    from conftest import run
+
+    robot = need_corpus(path)
+    names = load_urdf(str(robot)).joint_names
+    rng = np.random.default_rng(8)
+    inputs = []
+    for k, rows in enumerate((40_000, 39_999, 6_145)):
+        t = np.arange(rows) * 1e-3
+        columns = {"time": t}
+        for j, name in enumerate(names):
+            w, phase = rng.uniform(0.5, 3.0), rng.uniform(0, 6)
+            columns[f"q_{name}"] = np.sin(w * t + phase)
+            columns[f"qd_{name}"] = w * np.cos(w * t + phase)
+            columns[f"qdd_{name}"] = -w * w * np.sin(w * t + phase)
+        inputs.append(tmp_path / f"run{k}.csv")
+        pl.DataFrame(columns).write_csv(inputs[-1])
+    alone = {p.name: run("torques", robot, p, "-q").stdout for p in inputs}
+    for jobs in ("1", "2"):
+        result = run("torques", robot, *inputs, "--output-dir", tmp_path / f"out{jobs}", "--jobs", jobs, "-q")
+        assert result.exit_code == 0, result.stderr
+        for name, text in alone.items():
+            assert (tmp_path / f"out{jobs}" / name).read_text() == text, (jobs, name)
