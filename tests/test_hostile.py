@@ -1,0 +1,110 @@
+"""Names from the user's files reach every output as written, in every format's own escaping: a
+joint, link, robot or file named with mathtext, HTML, CSV, XML, workflow-command, Markdown or Rich
+syntax is shown as that text, never as markup, and never crashes a command."""
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from conftest import ROBOTS, run
+from rnea_cli.errors import printable
+
+pytest.importorskip("matplotlib")  # (a test dependency: rnea-cli[test] installs it)
+
+# Each name holds the syntax of every format: a legend's hidden label (_x), mathtext ($\bad{$ does not parse), HTML, CSV (a comma,
+# a quote, a line break), GitHub workflow commands (%0A, ::, %, a comma, a colon), Markdown (pipes,
+# emphasis, strikethrough, a link, an autolink, a heading), Rich markup and emoji codes.
+SHOULDER = "_sh$\\bad{$ul [bold]x[/bold] :smile: _a_ <i>&amp;</i>"
+ELBOW = 'el,"bow"\n| *x* ~~y~~ [l](http://e.com) www.e.com #h %0A::%,: `c`'
+ROBOT = "r$\\bad{$ [bold] | *r* <b>"
+HAND = "ha$\\bad{$nd | *h*"
+
+
+def hostile_urdf(path):
+    """planar2 with hostile joint, link and robot names (written by ElementTree: escaped XML)."""
+    tree = ET.parse(ROBOTS / "planar2.urdf")
+    robot = tree.getroot()
+    robot.set("name", ROBOT)
+    for element in robot.iter():
+        for key in ("name", "link"):
+            value = element.get(key)
+            if value is not None:
+                element.set(key, {"shoulder": SHOULDER, "elbow": ELBOW, "forearm": HAND}.get(value, value))
+    tree.write(path, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """(URDF, trajectory with measured effort, limits YAML broken by both joints, drives YAML)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    urdf = hostile_urdf(folder / "r.urdf")
+    with open(ROBOTS / "planar2_traj.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    data = np.array(rows[1:], dtype=float)
+    column = {name: data[:, k].tolist() for k, name in enumerate(rows[0])}
+    doc = {"time": column["time"]}
+    for prefix in ("q", "qd", "qdd"):
+        doc[prefix] = {SHOULDER: column[f"{prefix}_shoulder"], ELBOW: column[f"{prefix}_elbow"]}
+    doc["effort"] = {SHOULDER: (0.3 * np.sin(data[:, 0])).tolist(), ELBOW: (0.1 * np.cos(data[:, 0])).tolist()}
+    traj = folder / 'tr,aj "$\\bad{$ | *t* [bold]:%.json'  # (JSON: a CSV header holds no line break)
+    traj.write_text(json.dumps(doc))
+    limits = folder / "limits.yaml"
+    limits.write_text(json.dumps({SHOULDER: {"effort": 1.0}, ELBOW: {"effort": 0.5, "velocity": None}}))
+    drives = folder / "drives.yaml"
+    drives.write_text(json.dumps({name: {"gear_ratio": 10, "peak_torque": 0.2, "envelope": [[0, 0.2], [50, 0.1]]}
+                                  for name in (SHOULDER, ELBOW)}))
+    return urdf, traj, limits, drives
+
+
+def test_report_draws_every_name_as_written(hostile, tmp_path):
+    from html.parser import HTMLParser
+
+    urdf, traj, limits, drives = hostile
+    out = tmp_path / "r.html"
+    result = run("report", urdf, traj, "--limits", limits, "--actuators", drives, "-o", out)
+    assert result.exit_code == 1, result.stderr  # the limits are broken; the report is written
+    page = out.read_text()
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.cells, self.tags = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.cells.append(data)
+
+    parser = Text()
+    parser.feed(page)
+    assert set(parser.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "table", "tr",
+                                "th", "td", "figure", "figcaption", "pre", "ul", "li"} | SVG_TAGS, set(parser.tags)
+    for name in (SHOULDER, ELBOW):
+        assert name in parser.cells  # a cell of the limit table, the name alone
+        assert any(cell.startswith(f"{name}: effort, velocity and position") for cell in parser.cells)
+        drawn = printable(name)  # in a figure: on one line
+        for text in (drawn, f"{drawn}: motor operating points", f"{drawn}: measured and model effort",
+                     f"{drawn} effort"):  # a joint figure's title, the motor's, the measurement's, a tick label
+            assert text in parser.cells, text
+    assert f"{ROBOT}: {traj}" in parser.cells
+
+
+SVG_TAGS = {"svg", "g", "path", "defs", "clippath", "use", "text", "rect", "style", "metadata", "rdf:rdf",
+            "ns2:work", "dc:type", "dc:date", "dc:format", "dc:creator", "cc:work", "dc:title", "cc:agent",
+            "title", "desc", "tspan", "image", "polyline", "line"}
+
+
+def test_plot_draws_every_name_as_written(hostile, tmp_path):
+    urdf, traj, limits, drives = hostile
+    for quantity in ("torque", "power"):
+        out = tmp_path / f"{quantity}.svg"
+        result = run("plot", urdf, traj, "--quantity", quantity, "--actuators", drives, "-o", out, "-q")
+        assert result.exit_code == 0, result.stderr
+        texts = [t.text for t in ET.parse(out).getroot().iter("{http://www.w3.org/2000/svg}text")]
+        assert printable(SHOULDER) in texts and printable(ELBOW) in texts  # the legend, as written
