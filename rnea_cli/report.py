@@ -211,6 +211,22 @@ def energy_table(coords, energy, plain):
     return table
 
 
+COMPARISON = ("rms", "max", "correlation", "scale", "offset")
+
+
+def comparison_csv(joints):
+    """`rnea compare --format csv`: a row per joint, written by the csv module (a joint's name may
+    hold a comma, a quote or a line break); an undetermined value is an empty cell."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("joint",) + COMPARISON)
+    writer.writerows([j["joint"]] + ["" if j[k] is None else repr(j[k]) for k in COMPARISON] for j in joints)
+    return out.getvalue()
+
+
 def comparison_table(coords, joints, plain):
     """`rnea compare`: per joint the residual's RMS and max, the correlation and the fit."""
     from rich import box

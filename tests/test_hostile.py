@@ -13,11 +13,10 @@ import pytest
 from conftest import ROBOTS, run
 from rnea_cli.errors import printable
 
-pytest.importorskip("matplotlib")  # (a test dependency: rnea-cli[test] installs it)
-
-# Each name holds the syntax of every format: a legend's hidden label (_x), mathtext ($\bad{$ does not parse), HTML, CSV (a comma,
-# a quote, a line break), GitHub workflow commands (%0A, ::, %, a comma, a colon), Markdown (pipes,
-# emphasis, strikethrough, a link, an autolink, a heading), Rich markup and emoji codes.
+# Each name holds the syntax of every format: a legend's hidden label (_x), mathtext ($\bad{$ does
+# not parse), HTML, CSV (a comma, a quote, a line break), GitHub workflow commands (%0A, ::, %, a
+# comma, a colon), Markdown (pipes, emphasis, strikethrough, a link, an autolink, a heading), Rich
+# markup and emoji codes.
 SHOULDER = "_sh$\\bad{$ul [bold]x[/bold] :smile: _a_ <i>&amp;</i>"
 ELBOW = 'el,"bow"\n| *x* ~~y~~ [l](http://e.com) www.e.com #h %0A::%,: `c`'
 ROBOT = "r$\\bad{$ [bold] | *r* <b>"
@@ -108,3 +107,19 @@ def test_plot_draws_every_name_as_written(hostile, tmp_path):
         assert result.exit_code == 0, result.stderr
         texts = [t.text for t in ET.parse(out).getroot().iter("{http://www.w3.org/2000/svg}text")]
         assert printable(SHOULDER) in texts and printable(ELBOW) in texts  # the legend, as written
+
+
+def test_compare_csv_holds_every_name_as_written(hostile, tmp_path):
+    urdf, traj, _, _ = hostile
+    result = run("compare", urdf, traj, "--format", "csv", "-q")
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout, newline="")))
+    assert rows[0] == ["joint", "rms", "max", "correlation", "scale", "offset"]
+    assert [r[0] for r in rows[1:]] == [SHOULDER, ELBOW] and all(len(r) == 6 for r in rows)
+    two = tmp_path / "two.json"  # several files: one table, its first column the trajectory
+    two.write_bytes(traj.read_bytes())
+    result = run("compare", urdf, traj, two, "--format", "csv", "--jobs", "1", "-q")
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout, newline="")))
+    assert [r[:2] for r in rows[1:]] == [[str(traj), SHOULDER], [str(traj), ELBOW], [str(two), SHOULDER],
+                                         [str(two), ELBOW]]

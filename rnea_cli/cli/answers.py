@@ -162,7 +162,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     from .. import writers
     from ..answers.compare import Comparison, current_factors, measured_torque
     from ..columns import Table
-    from ..report import comparison_table
+    from ..report import comparison_csv, comparison_table
 
     if max_rms is not None and not 0 <= max_rms < float("inf"):
         raise click.BadParameter(f"{max_rms!r} is not a finite number of at least 0", param_hint="--max-rms")
@@ -205,10 +205,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     if fmt == "json":
         click.echo(json.dumps({"joints": joints, "samples": stats.count}, indent=2, allow_nan=False))
     elif fmt == "csv":
-        click.echo("joint,rms,max,correlation,scale,offset")
-        for j in joints:
-            click.echo(",".join([j["joint"]] + ["" if j[k] is None else repr(j[k]) for k in
-                                                ("rms", "max", "correlation", "scale", "offset")]))
+        click.echo(comparison_csv(joints), nl=False)
     else:
         stdout = make_console(stderr=False)
         from ..report import print_whole

@@ -175,7 +175,7 @@ def _one_csv(outputs, files):
     out = io.StringIO()
     writer, header = csv.writer(out, lineterminator="\n"), None
     for path, text in zip(files, outputs):
-        rows = list(csv.reader(text.splitlines()))
+        rows = list(csv.reader(io.StringIO(text, newline="")))  # (a quoted cell may hold a line break)
         if not rows:
             continue
         if header is None:
