@@ -123,3 +123,102 @@ def test_compare_csv_holds_every_name_as_written(hostile, tmp_path):
     rows = list(csv.reader(io.StringIO(result.stdout, newline="")))
     assert [r[:2] for r in rows[1:]] == [[str(traj), SHOULDER], [str(traj), ELBOW], [str(two), SHOULDER],
                                          [str(two), ELBOW]]
+
+
+def failing_check(hostile, fmt, *more):
+    urdf, traj, limits, _ = hostile
+    result = run("check", urdf, traj, *more, "--limits", limits, "--format", fmt)
+    assert result.exit_code == 1, result.stderr  # both joints over their effort limit
+    return result.stdout
+
+
+def test_junit_holds_every_name_as_written(hostile, tmp_path):
+    urdf, traj, limits, _ = hostile
+    root = ET.fromstring(failing_check(hostile, "junit"))
+    suite = root.find("testsuite")
+    assert suite.get("name") == f"rnea check {traj}"
+    cases = suite.findall("testcase")
+    assert {c.get("classname") for c in cases} == {f"rnea.check.{printable(ROBOT)}"}
+    assert [c.get("name") for c in cases] == [printable(f"{SHOULDER}.{q}") for q in ("effort", "velocity", "position")] \
+        + [printable(f"{ELBOW}.{q}") for q in ("effort", "position", "velocity")]  # (velocity: unchecked)
+    assert [c.get("name") for c in cases if c.find("failure") is not None] == \
+        [printable(f"{SHOULDER}.effort"), printable(f"{ELBOW}.effort")]
+    # several files: the totals are the suites' own, whatever their names hold (a file named tests="9")
+    twin = tmp_path / 'x tests="9" failures="0">.json'
+    twin.write_bytes(traj.read_bytes())
+    broken = tmp_path / 'y tests="7".json'
+    broken.write_text("{}")
+    result = run("check", urdf, twin, traj, broken, "--limits", limits, "--format", "junit", "--jobs", "1")
+    assert result.exit_code == 2, result.stderr
+    root = ET.fromstring(result.stdout)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"rnea check {p}" for p in (twin, traj, broken)]
+    for key, expected in (("tests", [6, 6, 1]), ("failures", [2, 2, 0]), ("errors", [0, 0, 1]),
+                          ("skipped", [1, 1, 0])):
+        assert [int(s.get(key)) for s in suites] == expected and int(root.get(key)) == sum(expected), key
+    for path, expected in (("testcase", [6, 6, 1]), ("testcase/failure", [2, 2, 0]), ("testcase/error", [0, 0, 1]),
+                           ("testcase/skipped", [1, 1, 0])):
+        assert [len(s.findall(path)) for s in suites] == expected, path
+
+
+def github_commands(text):
+    """[(command, {property: value}, message)] of workflow-command lines, unescaped as the runner
+    does (actions/toolkit's command.ts: %25 %0D %0A in the message; also %3A %2C in properties)."""
+    def data(s):
+        return s.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+    def prop(s):
+        return data(s.replace("%3A", ":").replace("%2C", ","))
+
+    out = []
+    for line in text.splitlines():
+        assert line.startswith("::"), line
+        head, message = line[2:].split("::", 1)
+        command, _, props = head.partition(" ")
+        out.append((command, dict((k, prop(v)) for k, v in (p.split("=", 1) for p in props.split(","))),
+                    data(message)))
+    return out
+
+
+def test_github_annotations_hold_every_name_as_written(hostile, tmp_path):
+    urdf, traj, limits, _ = hostile
+    commands = github_commands(failing_check(hostile, "github"))
+    assert [(c, p["title"]) for c, p, _ in commands[:2]] == [("error", f"rnea check: {SHOULDER} effort"),
+                                                               ("error", f"rnea check: {ELBOW} effort")]
+    assert all(p["file"] == str(traj) for _, p, _ in commands)
+    assert commands[1][2].startswith(f"{ELBOW} effort ") and commands[2] == \
+        ("warning", {"file": str(traj)}, f"{ELBOW} velocity unchecked: no limit")
+    broken = tmp_path / "b,r:o%0Aken.json"
+    broken.write_text("{}")
+    result = run("check", urdf, traj, broken, "--limits", limits, "--format", "github", "--jobs", "1")
+    command, props, message = github_commands(result.stdout)[-1]
+    assert (command, props["file"], props["title"]) == ("error", str(broken), "rnea check: bad input")
+    assert message.startswith(f"{broken}: expected a mapping")
+
+
+def test_markdown_holds_every_name_as_written(hostile, tmp_path):
+    """Rendered by GitHub's own Markdown (cmark-gfm): every name is a code span of its exact text,
+    and nothing of a name became a link, emphasis, strikethrough, HTML or a table cell."""
+    import re
+    from html import unescape
+
+    import cmarkgfm
+
+    _, traj, _, _ = hostile
+    page = cmarkgfm.github_flavored_markdown_to_html(failing_check(hostile, "markdown"))
+    codes = [unescape(c) for c in re.findall(r"<code>(.*?)</code>", page, re.S)]
+    shoulder, elbow = printable(SHOULDER), printable(ELBOW)
+    assert codes == [str(traj), shoulder, elbow, elbow, shoulder, elbow, elbow], codes  # heading, verdict, table, unchecked
+    rows = re.findall(r"<tr>\s*<td>(.*?)</td>", page, re.S)
+    assert [unescape(r) for r in rows] == [f"<code>{shoulder}</code>", f"<code>{elbow}</code>"]
+    assert all(len(re.findall("<td", r)) == 7 for r in re.findall(r"<tr>\s*<td>.*?</tr>", page, re.S))
+    outside = re.sub(r"<code>.*?</code>", "", page, flags=re.S)
+    assert set(re.findall(r"<(\w+)", outside)) == {"h3", "p", "table", "thead", "tr", "th", "tbody", "td", "strong"}
+
+
+def test_the_console_prints_names_as_written(hostile):
+    urdf, traj, limits, _ = hostile
+    text = failing_check(hostile, "text")
+    assert f"FAIL: 2 limits exceeded ({printable(SHOULDER)} effort, {printable(ELBOW)} effort)" in text
+    info = run("info", urdf)
+    assert info.exit_code == 0 and f"{ROBOT}: 2 degrees of freedom" in info.stdout

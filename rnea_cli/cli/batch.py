@@ -190,36 +190,32 @@ def _kind(code):
 
 
 def _junit(outputs, files, results):
-    import re
+    """One JUnit document of the files' suites: each file's <testsuite> as its worker wrote it
+    (read back by ElementTree), or one with the error of a file not checked; totals summed."""
+    import xml.etree.ElementTree as ET
 
-    from ..checkreport import bad_input
+    from ..checkreport import junit_document, junit_error_suite
 
-    suites, totals = [], [0, 0, 0, 0]
+    suites = []
     for text, path, (code, *_, summary) in zip(outputs, files, results):
-        if not text.strip() and code not in (0, 1):  # a file not read, or stopped by a bug: a suite with its error
-            text = bad_input("junit", path, summary.get("error", ""), _kind(code))
-        for match in re.finditer(r"<testsuite .*?</testsuite>", text, re.S):
-            suites.append(match.group(0))
-            head = match.group(0).split(">", 1)[0]
-            for k, key in enumerate(("tests", "failures", "errors", "skipped")):
-                found = re.search(rf'{key}="(\d+)"', head)
-                totals[k] += int(found.group(1)) if found else 0
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" skipped="{totals[3]}">\n'
-            + "\n".join(suites) + "\n</testsuites>\n")
+        if text.strip():
+            suites += ET.fromstring(text).findall("testsuite")
+        elif code not in (0, 1):  # a file not read, or stopped by a bug: a suite with its error
+            from ..errors import printable
+
+            message = printable(summary.get("error", "").removeprefix("rnea: error: "), 2000)
+            suites.append(junit_error_suite(path, message, _kind(code)))
+    return junit_document(suites)
 
 
 def _summary_table(files, summaries):
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     from ..report import add_row, percent
 
-    console = Console(stderr=True, highlight=False)
+    console = common.make_console()
     plain = not console.is_terminal
-    if plain:
-        console = Console(stderr=True, highlight=False, width=200, no_color=True)
     table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     for title in ("trajectory", "samples", "highest use", "at", "verdict"):
         table.add_column(title, justify="right" if title in ("samples", "highest use") else "left",

@@ -42,14 +42,17 @@ class Silent:
 
 
 def make_console(stderr=True, quiet=False):
-    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs)."""
+    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs). Text is printed as
+    written, never as Rich markup ('[bold]') or an emoji code (':smile:'): names come from the
+    user's files."""
     if quiet and stderr:
         return Silent()
     from rich.console import Console
 
-    console = Console(stderr=stderr, quiet=quiet, highlight=False)
+    plain = dict(stderr=stderr, quiet=quiet, highlight=False, markup=False, emoji=False)
+    console = Console(**plain)
     if not console.is_terminal:
-        console = Console(stderr=stderr, quiet=quiet, highlight=False, width=200, no_color=True)
+        console = Console(**plain, width=200, no_color=True)
     return console
 
 
