@@ -43,10 +43,26 @@ class Drive:
         """Reflected inertia ratio^2 J_m (Pinocchio's model.armature)."""
         return self.gear_ratio**2 * self.rotor_inertia
 
+    def envelope_points(self):
+        """(M, 2) [speed, torque] of the envelope from speed 0, the one definition of it that check,
+        scale, payload and the pictures use: linear between its points, its first torque below its
+        first speed, nothing beyond its last speed."""
+        points = np.array(self.envelope, dtype=float)
+        return points if points[0, 0] == 0 else np.vstack([[0.0, points[0, 1]], points])
+
     def available(self, speed):
         """The peak torque the envelope allows at motor speeds |speed| (0 beyond its last speed)."""
-        points = np.array(self.envelope)
+        points = self.envelope_points()
         return np.interp(np.abs(speed), points[:, 0], points[:, 1], right=0.0)
+
+    def effort_range(self, motor_limit, qd):
+        """(lo, hi): the joint efforts e at joint velocities qd whose motor torque (see motor())
+        is within ±motor_limit: |e| <= L r eta where the motor drives (e qd >= 0), |e| <= L r / eta
+        where the load drives it back."""
+        r, eta = self.gear_ratio, self.efficiency
+        hi = np.where(qd >= 0, motor_limit * r * eta, motor_limit * r / eta)
+        lo = -np.where(qd <= 0, motor_limit * r * eta, motor_limit * r / eta)
+        return lo, hi
 
 
 def load_drives(path, coords):

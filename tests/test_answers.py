@@ -244,6 +244,9 @@ def utilisation(quantity, entry, drives, k, j, gravity):
     ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, 9.81),
     ("motor_speed", {"max_speed": 150.0}, -9.81),
     ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, -9.81),
+    # below its first speed the envelope allows its first torque, in scale as in check
+    ("envelope", {"envelope": [[100, 0.45], [160, 0.2]]}, -9.81),
+    ("envelope", {"envelope": [[140, 0.4], [160, 0.2]]}, 9.81),
     ("motor_rms", {"continuous_torque": 0.3}, -9.81),
     ("motor_rms", {"continuous_torque": 0.42, "thermal_window": 0.5}, -9.81),
     ("motor_rms", {"continuous_torque": 0.25, "efficiency": 1.0}, -9.81),
@@ -271,6 +274,33 @@ def test_each_motor_limit_binds_at_the_speed_factor(tmp_path, quantity, extra, g
     g = (0.0, 0.0, gravity)
     assert utilisation(quantity, entry, drives, k, 1, g) == pytest.approx(1.0, rel=1e-8)
     assert utilisation(quantity, entry, drives, k * (1 + 1e-6), 1, g) > 1
+
+
+@pytest.mark.parametrize("envelope", [[[200, 0.5], [400, 0.1]], [[0, 0.5], [200, 0.5], [400, 0.1]]])
+def test_scale_and_check_read_an_envelope_alike_below_its_first_speed(tmp_path, envelope):
+    """The envelope holds its first torque below its first speed, in scale as in check: at the
+    factor scale gives, check finds the envelope met exactly; a little faster, broken (scale
+    took the curve below 200 rad/s as no limit, and called planar2 feasible at 1.27)."""
+    frame = pl.read_csv(ROBOTS / "planar2_traj.csv")
+    names = ("shoulder", "elbow")
+    t = frame["time"].to_numpy()
+    q, qd, qdd = (frame.select([f"{p}_{j}" for j in names]).to_numpy() for p in ("q", "qd", "qdd"))
+    drives = tmp_path / "drives.yaml"
+    drives.write_text(json.dumps({"shoulder": {"gear_ratio": 10, "envelope": envelope}}))
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(json.dumps({j: {"velocity": 1e9} for j in names}))
+    args = ["--actuators", drives, "--limits", limits]
+    doc = json.loads(ok("scale", ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv", "--format", "json", *args,
+                        code=1).stdout)
+    assert doc["limiting"]["quantity"] == "envelope", doc
+    k = doc["factor"]
+    uses = []
+    for factor in (k * (1 - 1e-6), k, k * (1 + 1e-6)):
+        scaled = write_csv(tmp_path / f"{factor!r}.csv", {"time": t / factor, **joint_columns(names, q, factor * qd,
+                                                                                              factor ** 2 * qdd)})
+        checked = json.loads(run("check", ROBOTS / "planar2.urdf", scaled, "--format", "json", *args).stdout)
+        uses.append(next(c["utilisation"] for c in checked["checks"] if c["quantity"] == "envelope"))
+    assert uses[0] < 1 < uses[2] and uses[1] == pytest.approx(1.0, rel=1e-9), uses
 
 
 def test_a_pose_held_still_is_exactly_still(tmp_path):

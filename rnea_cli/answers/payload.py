@@ -100,11 +100,7 @@ class PayloadSolver:
         qd = chunk.qd[:, i]
         limit = check.margin * (drive.peak_torque if quantity == "motor_torque"
                                 else drive.available(drive.gear_ratio * qd))
-        r, eta = drive.gear_ratio, drive.efficiency
-        # the motor drives (|e| <= L r eta) where e qd >= 0; driven back (|e| <= L r / eta) elsewhere
-        hi = np.where(qd >= 0, limit * r * eta, limit * r / eta)
-        lo = -np.where(qd <= 0, limit * r * eta, limit * r / eta)
-        return lo, hi
+        return drive.effort_range(limit, qd)
 
     def _consider(self, m, check, quantity, chunk):
         k = int(np.argmin(m))

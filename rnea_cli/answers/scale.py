@@ -104,33 +104,25 @@ class ScaleSolver:
         if quantity == "effort":
             return -check.allowed, check.allowed
         drive = self.drives[check.joint]
-        qd, limit = chunk.qd[:, i], check.margin * drive.peak_torque
-        r, eta = drive.gear_ratio, drive.efficiency
-        hi = np.where(qd >= 0, limit * r * eta, limit * r / eta)
-        lo = -np.where(qd <= 0, limit * r * eta, limit * r / eta)
-        return lo, hi
+        return drive.effort_range(check.margin * drive.peak_torque, chunk.qd[:, i])
 
     def _envelope(self, a, b, c, check, i, chunk):
         """Per segment of the envelope, over the k that put the motor speed in it, the first exit."""
         drive = self.drives[check.joint]
-        points = np.array(drive.envelope)
+        points = drive.envelope_points()  # from speed 0
         speed = np.abs(drive.gear_ratio * chunk.qd[:, i])
         qd = chunk.qd[:, i]
-        r, eta = drive.gear_ratio, drive.efficiency
-        hold = check.margin * points[0, 1]  # at k -> 0 the motor is at speed 0
-        lo0 = -np.where(qd <= 0, hold * r * eta, hold * r / eta)
-        hi0 = np.where(qd >= 0, hold * r * eta, hold * r / eta)
-        self._hold(c, lo0, hi0, check, "envelope", chunk)
+        self._hold(c, *drive.effort_range(check.margin * points[0, 1], qd), check, "envelope", chunk)  # k -> 0
+        minus_down, up = drive.effort_range(1.0, qd)  # joint effort per unit of motor torque allowed
+        down = -minus_down
         best = np.full(len(c), np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             for (w0, t0), (w1, t1) in zip(points[:-1], points[1:]):
                 # the k that put the motor speed in [w0, w1]; a motor at rest stays in the first segment
-                k0 = np.where(speed > 0, w0 / speed, 0.0 if w0 == points[0, 0] else np.inf)
+                k0 = np.where(speed > 0, w0 / speed, 0.0 if w0 == 0 else np.inf)
                 k1 = np.where(speed > 0, w1 / speed, np.inf)
                 slope = (t1 - t0) / (w1 - w0)  # allowed(k) = t0 + slope (k speed - w0), linear in k
                 L0, L1 = check.margin * (t0 - slope * w0), check.margin * slope * speed
-                up = np.where(qd >= 0, r * eta, r / eta)
-                down = np.where(qd <= 0, r * eta, r / eta)
                 # e(k) <= up (L0 + L1 k) and e(k) >= -down (L0 + L1 k): quadratics in k from k0
                 for side, scale in ((1.0, up), (-1.0, down)):
                     A, B, C = side * a, side * b - scale * L1, side * c - scale * L0

@@ -129,7 +129,7 @@ def motor_figure(plt, name, grid, drive, margin):
     x, y = grid.points()
     ax.plot(x, y, ls="none", marker=".", ms=3, color=COLORS["curve"])
     if drive.envelope is not None:
-        pts = np.array(drive.envelope)
+        pts = drive.envelope_points()
         speed = np.concatenate([-pts[::-1, 0], pts[:, 0]])
         torque = np.concatenate([pts[::-1, 1], pts[:, 1]])
         ax.plot(speed, margin * torque, color=COLORS["limit"], lw=1)
