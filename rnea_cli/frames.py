@@ -123,7 +123,10 @@ def _like(kind, table):
 
 @dataclass
 class CheckedLimit:
-    """One joint and quantity of a partition, in a form that merges with the next partition's."""
+    """One joint and quantity of a partition, in a form that merges with the next partition's into
+    exactly what the whole run gives: peaks and counts by comparison and sums, an RMS over the run
+    from its exact sum of squares. A motor RMS over a thermal window does not merge: its windows
+    cross the partitions' borders."""
 
     joint: str
     quantity: str
@@ -134,29 +137,41 @@ class CheckedLimit:
     count: int
     first_time: float | None
     first_value: float | None
-    samples: int = 0  # for RMS limits (whose worst is the RMS): the samples it is over
+    samples: int = 0  # for RMS limits (whose worst is the RMS): the samples it is of
+    squares: object = None  # for RMS limits: the stats.ExactSum of their squares
+    window: float | None = None  # motor_rms: the drive's thermal window (s)
 
     def merge(self, other):
+        if self.window or other.window:
+            raise RneaError(LABEL, None, f"{self.joint} motor_rms is over a thermal window of {self.window or other.window:g} "
+                                         "s, whose windows cross the partitions' borders: its summaries do not merge "
+                                         "(check the run whole, e.g. with rnea check)")
         best = self if self.utilisation >= other.utilisation else other
         first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
         merged = replace(best, count=self.count + other.count, first_time=first.first_time,
-                         first_value=first.first_value, samples=self.samples + other.samples)
-        if merged.samples and self.allowed:
-            rms = _merged_rms(self, other)
-            merged = replace(merged, worst=rms, utilisation=rms / self.allowed, count=int(rms > self.allowed))
+                         first_value=first.first_value)
+        if self.squares is not None:  # an RMS over the run, from the exact sum of both partitions' squares
+            from .stats import ExactSum
+
+            squares = ExactSum(1).merge(self.squares).merge(other.squares)
+            samples = self.samples + other.samples
+            rms = _rms(squares, samples)
+            with np.errstate(all="ignore"):
+                use = rms / self.allowed
+            merged = replace(merged, worst=rms, utilisation=use, count=int(use > 1), samples=samples, squares=squares)
         return merged
 
     def to_json(self):
-        return {k: v for k, v in self.__dict__.items() if k != "samples"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("samples", "squares", "window")}
 
 
-def _merged_rms(a, b):
-    """The RMS over both partitions' samples, relative to the larger (no overflow of the squares)."""
-    top = max(a.worst, b.worst)
-    if top == 0:
-        return 0.0
-    return float(top * np.sqrt(((a.worst / top) ** 2 * a.samples + (b.worst / top) ** 2 * b.samples)
-                               / (a.samples + b.samples)))
+def _rms(squares, samples):
+    """As stats.Peaks.rms, of one column's exact sum of squares."""
+    from fractions import Fraction
+
+    from .stats import exact_sqrt
+
+    return exact_sqrt(squares.fractions()[0] / Fraction(max(samples, 1)))
 
 
 def _earlier(a, b):
@@ -175,9 +190,11 @@ class CheckSummary:
     def of(cls, check):
         limits = []
         for c in check.checks:
-            whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
+            window = check.drives[c.joint].thermal_window if c.quantity == "motor_rms" else None
+            whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not window)
             limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, check.samples if whole_run else 0))
+                                       c.first_time, c.first_value, check.samples if whole_run else 0,
+                                       check.squares(c) if whole_run else None, window))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):

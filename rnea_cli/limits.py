@@ -292,6 +292,16 @@ class LimitCheck:
     def samples(self):
         return self._tau.count
 
+    def squares(self, check):
+        """The exact sum of squares (stats.ExactSum of one column) a whole-run RMS check is of."""
+        from .stats import ExactSum
+
+        column = next(i for c, i, _ in self.plan if c is check)
+        source = self._tau if check.quantity == "rms_effort" else self._motor
+        one = ExactSum(1)
+        one.buckets = source.squares.buckets[column:column + 1].copy()
+        return one
+
 
 def _finite_allowed(check):
     """margin x limit is finite (--margin 1e308 with a limit of 320 is not): else an error naming both."""

@@ -4,17 +4,92 @@ the energy a drive draws and gives back."""
 import numpy as np
 
 
+class ExactSum:
+    """Per column, the exact sum of float64 values (or of their squares), rounded only when read:
+    the same bits whatever the chunks, the order, or the grouping of merged partial sums.
+
+    Each value is m 2^e (np.frexp), its 53-bit mantissa an integer M = m 2^53 split into two
+    halves below 2^27, summed (exactly: np.bincount's float sums stay below 2^53) into int64
+    buckets per power of two; a square is m² 2^2e, m² an integer of 54 bits over 2^54. Buckets
+    carry their high bits 20 powers up after each update, so none overflows."""
+
+    BUCKETS, ZERO, CARRY = 4600, 2300, 20  # exponents -2300 .. 2299; carries move 20 up
+    MAX_ROWS = 1 << 25  # values per column summed in one pass (27 + 25 bits < 53)
+
+    def __init__(self, n):
+        self.n = n
+        self.buckets = np.zeros((n, self.BUCKETS), dtype=np.int64)
+
+    def add(self, x):
+        """Add the columns of x (N, n): finite values."""
+        m, e = np.frexp(np.asarray(x, dtype=float))
+        self._add(np.ldexp(m, 53), e - 53)
+
+    def add_squares(self, x):
+        """Add the squares of the columns of x (N, n), exactly as rounded m², with no overflow."""
+        m, e = np.frexp(np.asarray(x, dtype=float))
+        self._add(np.ldexp(m * m, 54), 2 * e - 54)
+
+    def _add(self, mantissa, exponent):
+        """mantissa: integers as floats, below 2^54 in size; the values are mantissa 2^exponent."""
+        size = self.n * self.BUCKETS
+        for k in range(0, len(mantissa), self.MAX_ROWS):
+            M = mantissa[k:k + self.MAX_ROWS]
+            index = (exponent[k:k + self.MAX_ROWS] + (self.ZERO + np.arange(self.n) * self.BUCKETS)).ravel()
+            high = np.floor(np.ldexp(M, -27))  # M = high 2^27 + low, each exact, |high|, low < 2^27
+            low = M - np.ldexp(high, 27)
+            sums = np.bincount(index + 27, high.ravel(), size) + np.bincount(index, low.ravel(), size)
+            self.buckets += sums[:size].reshape(self.n, self.BUCKETS).astype(np.int64)
+            self._carry()
+
+    def _carry(self):
+        carry = self.buckets >> self.CARRY
+        self.buckets -= carry << self.CARRY
+        self.buckets[:, self.CARRY:] += carry[:, :-self.CARRY]
+
+    def merge(self, other):
+        self.buckets += other.buckets
+        self._carry()
+        return self
+
+    def fractions(self):
+        """The exact sums, as Fractions."""
+        from fractions import Fraction
+
+        out = []
+        for row in self.buckets:
+            used = np.flatnonzero(row)
+            total = sum(int(row[k]) << int(k - used[0]) for k in used) if len(used) else 0
+            out.append(Fraction(total) * Fraction(2) ** int((used[0] if len(used) else 0) - self.ZERO))
+        return out
+
+    def values(self):
+        """(n,) the sums, each rounded once."""
+        return np.array([float(f) for f in self.fractions()])
+
+
+def exact_sqrt(fraction):
+    """sqrt of a Fraction >= 0 to 64 bits (integer square roots): a function of its exact value."""
+    import math
+    from fractions import Fraction
+
+    if fraction <= 0:
+        return 0.0
+    shift = max(0, 128 - fraction.numerator.bit_length() + fraction.denominator.bit_length()) // 2 + 1
+    return float(Fraction(math.isqrt(fraction.numerator * 4 ** shift // fraction.denominator), 2 ** shift))
+
+
 class Peaks:
     """Per column: largest |x|, the sample and time where it first occurs, and the RMS.
 
-    The sum of squares is kept relative to the peak (sum of (x / peak)², rescaled when the peak
-    grows, as LAPACK's dnrm2 does), so that the RMS of values beyond 1e154 does not overflow."""
+    The sum of squares is exact (ExactSum), so the RMS has the same bits whatever the chunks and
+    however partial Peaks merge, and values beyond 1e154 do not overflow it."""
 
     def __init__(self, n):
         self.peak = np.zeros(n)
         self.sample = np.zeros(n, dtype=int)
         self.time = np.full(n, np.nan)
-        self.scaled = np.zeros(n)  # sum of (x / peak)²
+        self.squares = ExactSum(n)
         self.count = 0
         self.t_first = self.t_last = None
 
@@ -26,26 +101,20 @@ class Peaks:
         k = a.argmax(axis=0)
         value = a[k, np.arange(a.shape[1])]
         better = value > self.peak
-        self._rescale(np.where(better, value, self.peak))
+        self.peak = np.where(better, value, self.peak)
         self.sample[better] = start + k[better]
         if time is not None:
             self.time[better] = time[k[better]]
             self.t_first = time[0] if self.t_first is None else self.t_first
             self.t_last = time[-1]
-        r = _over(x, self.peak)
-        self.scaled += np.einsum("ij,ij->j", r, r)
+        self.squares.add_squares(np.where(np.isfinite(x), x, 0.0))
         self.count += len(x)
-
-    def _rescale(self, peak):
-        """Raise the peak per column, keeping the scaled sum of squares the same sum."""
-        self.scaled *= _over(self.peak, peak) ** 2
-        self.peak = peak
 
     def merge(self, other):
         """Combine with the Peaks of the samples that follow (associative: partitions of a run)."""
         better = other.peak > self.peak
-        self._rescale(np.where(better, other.peak, self.peak))
-        self.scaled += other.scaled * _over(other.peak, self.peak) ** 2
+        self.peak = np.where(better, other.peak, self.peak)
+        self.squares.merge(other.squares)
         self.sample[better] = other.sample[better]
         self.time[better] = other.time[better]
         self.count += other.count
@@ -55,12 +124,11 @@ class Peaks:
 
     @property
     def rms(self):
-        return self.peak * np.sqrt(self.scaled / max(self.count, 1))
+        from fractions import Fraction
 
-
-def _over(x, peak):
-    """x / peak per column, where the peak is 0 (so is x): x."""
-    return x / np.where(peak > 0, peak, 1.0)
+        count = max(self.count, 1)
+        rms = np.array([exact_sqrt(total / Fraction(count)) for total in self.squares.fractions()])
+        return np.where(np.isfinite(self.peak), rms, self.peak)  # (a NaN or inf peak: the RMS is that too)
 
 
 class ThermalWindow:

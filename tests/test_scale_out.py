@@ -324,26 +324,79 @@ def test_a_partition_too_short_to_differentiate_is_refused():
         torques_frame(MODEL, frame)
 
 
-def test_check_summaries_merge_into_the_whole_runs_verdict(tmp_path):
-    """Partitions checked apart and merged (in any grouping) give the whole run's checks."""
+@pytest.mark.parametrize("size", [50, 7, 173])
+def test_check_summaries_merge_into_the_whole_runs_verdict(tmp_path, size):
+    """Partitions checked apart and merged (in any grouping) give the whole run's checks, to the
+    bit: the RMS over the run too (an exact sum of squares; it was rebuilt from each partition's
+    rounded RMS)."""
+    import yaml
+
     limits = tmp_path / "limits.yaml"
-    limits.write_text("arm7_joint2: {effort: 45, rms_effort: 30}\n")
+    limits.write_text("arm7_joint2: {effort: 45, rms_effort: 30}\narm7_joint3: {rms_effort: 3}\n")
+    drives = yaml.safe_load(DRIVES.read_text())
+    for entry in drives.values():
+        entry.pop("thermal_window", None)  # the motor RMS over the whole run
+    (tmp_path / "drives.yaml").write_text(yaml.safe_dump(drives))
     frame = pl.read_csv(ARM_CSV)
-    parts = [frame[k:k + 50] for k in range(0, len(frame), 50)]
-    summaries = [check_frame(MODEL, p, str(limits)) for p in parts]
+    parts = [frame[k:k + size] for k in range(0, len(frame), size)]
+    if len(parts[-1]) < 3:  # (too short to differentiate alone)
+        parts[-2:] = [pl.concat(parts[-2:])]
+    summaries = [check_frame(MODEL, p, str(limits), actuators=str(tmp_path / "drives.yaml")) for p in parts]
     left = summaries[0]
     for s in summaries[1:]:
         left = left.merge(s)
     right = summaries[-1]
     for s in reversed(summaries[:-1]):
         right = s.merge(right)
-    whole = json.loads(run("check", ARM, ARM_CSV, "--limits", limits, "--format", "json").stdout)
-    for merged in (left, right):
+    middle = summaries[0]
+    for a, b in zip(summaries[1::2], summaries[2::2] + [None]):  # pairs first
+        middle = middle.merge(a if b is None else a.merge(b))
+    whole = json.loads(run("check", ARM, ARM_CSV, "--limits", limits, "--actuators", tmp_path / "drives.yaml",
+                           "--format", "json").stdout)
+    assert {c["quantity"] for c in whole["checks"]} >= {"rms_effort", "motor_rms", "effort"}
+    for merged in (left, right, middle):
         assert merged.ok is whole["ok"] is False and merged.samples == whole["samples"]
-        for ours, theirs in zip(merged.limits, whole["checks"]):
+        for ours, theirs in zip(merged.limits, whole["checks"], strict=True):
             assert (ours.joint, ours.quantity, ours.count) == (theirs["joint"], theirs["quantity"], theirs["count"])
-            assert ours.utilisation == pytest.approx(theirs["utilisation"], rel=1e-12)
+            assert (ours.worst, ours.utilisation) == (theirs["value"], theirs["utilisation"]), (ours, theirs)
             assert ours.first_time == theirs["time"]
+
+
+def test_summaries_over_a_thermal_window_do_not_merge(tmp_path):
+    """A motor's RMS over a thermal window of 2 s, on partitions of 0.5 s: each partition is
+    shorter than the window (so its RMS is over itself) and the windows cross their borders, so
+    the merged summaries cannot be the whole run's: merging them is refused (it passed a run
+    that fails)."""
+    from rnea_cli import RneaError
+
+    import yaml
+
+    drives = yaml.safe_load(DRIVES.read_text())
+    drives["arm7_joint2"]["continuous_torque"] = 0.25  # broken over some 2 s window of the run
+    (tmp_path / "drives.yaml").write_text(yaml.safe_dump(drives))
+    whole = json.loads(run("check", ARM, ARM_CSV, "--actuators", tmp_path / "drives.yaml", "--format",
+                           "json").stdout)
+    assert any(c["joint"] == "arm7_joint2" and c["quantity"] == "motor_rms" for c in whole["violations"])
+    frame = pl.read_csv(ARM_CSV)
+    parts = [check_frame(MODEL, frame[k:k + 50], actuators=str(tmp_path / "drives.yaml"))
+             for k in range(0, len(frame), 50)]
+    assert check_frame(MODEL, frame, actuators=str(tmp_path / "drives.yaml")).to_json()["ok"] is False  # whole: fails
+    with pytest.raises(RneaError, match="arm7_joint1 motor_rms is over a thermal window of 2 s, whose windows cross"):
+        parts[0].merge(parts[1])
+
+
+def test_the_rms_has_the_same_bits_whatever_the_chunks(monkeypatch, tmp_path):
+    limits = tmp_path / "limits.yaml"
+    limits.write_text("arm7_joint2: {rms_effort: 30}\narm7_joint5: {rms_effort: 0.1}\n")
+    outputs = []
+    for block_bytes in (None, 3000, 777):
+        if block_bytes:
+            monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.sources.csvfile"), "BLOCK_BYTES",
+                                block_bytes)
+        result = run("check", ARM, ARM_CSV, "--limits", limits, "--format", "json")
+        outputs.append([(c["value"], c["utilisation"]) for c in json.loads(result.stdout)["checks"]
+                        if c["quantity"] == "rms_effort"])
+    assert outputs[0] == outputs[1] == outputs[2]
 
 
 def test_a_dask_cluster_maps_torques_frame_over_a_partitioned_dataset(tmp_path):
