@@ -420,3 +420,29 @@ def test_a_dask_cluster_maps_torques_frame_over_a_partitioned_dataset(tmp_path):
         data.map_partitions(torques_frame, MODEL, meta=meta).to_parquet(str(tmp_path / "torques"), write_index=False)
     result = pl.read_parquet(tmp_path / "torques" / "*.parquet").sort("time")
     assert result.equals(expected)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_standard_input_among_several_trajectories_is_read_by_this_process(tmp_path, jobs):
+    """'-' among several inputs is read here, whatever --jobs (a worker's standard input is
+    /dev/null: it read as empty under --jobs 2); its report is the one of the file alone."""
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(ARM_CSV.read_bytes())
+    alone = json.loads(run("check", ARM, ARM_CSV, "--format", "json").stdout)
+    result = run("check", ARM, copy, "-", "--format", "json", "--jobs", jobs, input=ARM_CSV.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    docs = json.loads(result.stdout)
+    assert [d["trajectory"] for d in docs] == [str(copy), "-"]
+    assert [d["checks"] for d in docs] == [alone["checks"], alone["checks"]]
+
+
+def test_inputs_several_runs_cannot_each_read_are_refused(tmp_path):
+    result = run("check", ARM, "-", "-", input=ARM_CSV.read_bytes())
+    assert result.exit_code == 2 and result.stderr == \
+        "rnea: error: -: standard input is given twice among the trajectories: it can be read once\n"
+    fifo = tmp_path / "limits.fifo"
+    os.mkfifo(fifo)
+    result = run("check", ARM, ARM_CSV, ARM_CSV, "--limits", fifo)
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {fifo}: --limits is not a regular file (a pipe?): with several trajectories each run reads "
+        "it, and a pipe is read once; give a file\n")

@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import os
+import stat
 import sys
 
 import click
@@ -44,6 +45,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         if stem in stems:
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
+    _read_once(files, params)
     if output_dir is not None:
         os.makedirs(output_dir, exist_ok=True)
     work = []
@@ -54,7 +56,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         one["quiet"] = True  # the summary table says it all
         work.append((name, one))
     jobs = jobs or usable_cores()
-    results = _run_all(work, jobs)
+    results = _run_all(work, jobs, [k for k, path in enumerate(files) if not _openable_anywhere(path)])
     _gather(name, params, files, results, output_dir)
     codes = [code for code, *_ in results]
     ctx.exit(next((code for code in (70, 2, 1) if code in codes), max(codes)))  # a bug of ours first, then bad input
@@ -73,14 +75,56 @@ def _extension(name, params):
     return WRITES[name]
 
 
-def _run_all(work, jobs):
-    """The results of the work, in order: in `jobs` worker processes, or here for one job."""
+def _read_once(files, params):
+    """Refuse inputs that several runs cannot each read: standard input given twice, and a ROBOT,
+    --limits or --actuators that is not a regular file (a pipe gives its text to the first run only)."""
+    if files.count("-") > 1:
+        raise RneaError("-", None, "standard input is given twice among the trajectories: it can be read once")
+    for what, key in (("ROBOT", "robot"), ("--limits", "limits_file"), ("--actuators", "actuators_file")):
+        path = params.get(key)
+        if path and _kind_of(path) not in (None, "file"):
+            raise RneaError(path, None, f"{what} is not a regular file (a pipe?): with several trajectories each run "
+                                        "reads it, and a pipe is read once; give a file")
+
+
+def _kind_of(path):
+    """'file', 'folder', 'other' (a pipe, a device, standard input) or None (not there: the command says so)."""
+    if path == "-":
+        return "other"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
+
+
+def _openable_anywhere(path):
+    """Whether a worker process opens the trajectory as this one would, by its name. Standard
+    input ('-', /dev/stdin) and the descriptors of /dev/fd/N are this process's own (a worker's
+    standard input is /dev/null, a started one has none of them): they are read here."""
+    own = ("/dev/stdin/", "/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
+    return path != "-" and not (os.path.abspath(path) + "/").startswith(own)
+
+
+def _run_all(work, jobs, here=()):
+    """The results of the work, in order: in `jobs` worker processes, or here for one job; the
+    jobs of `here` (indices) in this process, one after another, while the workers run."""
+    saved = os.environ.get("RNEA_THREADS")
     one_thread()  # here too: with several files the parallel work is the files'
     common.MODELS = {}  # the robot read once per process (forked workers start with the parent's)
+    local = [work[k] for k in here]
+    away = [job for k, job in enumerate(work) if k not in set(here)]
     try:
-        return parallel(_one, [(job,) for job in work], jobs)
+        results = parallel(_one, [(job,) for job in away], jobs,
+                           here=(lambda: [_one(job) for job in local]) if local else None)
     finally:
         common.MODELS = None
+        if saved is None:
+            os.environ.pop("RNEA_THREADS", None)
+        else:
+            os.environ["RNEA_THREADS"] = saved
+    mine, theirs = (iter(results[0]), iter(results[1:])) if local else (iter(()), iter(results))
+    return [next(mine) if k in set(here) else next(theirs) for k in range(len(work))]
 
 
 def _one(job):
