@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import derive
+from . import derive, options
 from .engine import GRAVITY
 from .errors import RneaError
 from .model import Coordinates
@@ -55,7 +55,7 @@ def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, float
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
     run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
-    overrides = load_limits_file(limits, model) if limits else None
+    overrides = load_limits_file(limits, model) if limits is not None else None
     check = LimitCheck(model, run.coords, joint_limits(model, overrides, limits)[0], margin,
                        effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
     for block in run.pipeline.blocks(run.traj):
@@ -69,27 +69,33 @@ class _Run:
 
     def __init__(self, model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees,
                  dt, static):
-        from .actuators import Drive, load_drives
+        from .actuators import checked_drives, load_drives
 
+        gravity, dt = options.vector3(gravity, "gravity"), options.optional_positive(dt, "dt")
+        friction, split, mimic, degrees, static = (options.flag(value, name) for value, name in (
+            (friction, "friction"), (split, "split"), (mimic, "mimic"), (degrees, "degrees"), (static, "static")))
+        floating = model.floating if floating is None else options.flag(floating, "floating")
+        wrench_frame = options.choice(wrench_frame, "wrench_frame", ("world", "link"))
         self.coords = Coordinates(model, mimic=mimic)
-        floating = model.floating if floating is None else floating
+        if isinstance(actuators, dict):
+            drives = checked_drives(actuators, self.coords)
+        else:
+            drives = load_drives(actuators, self.coords) if actuators is not None else {}
         layout = Layout(self.coords, floating, [link.name for link in model.links])
         traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout))
         self.traj = derive.prepare(traj, self.coords, degrees=degrees, dt=dt, floating=floating, static=static)
-        if isinstance(actuators, dict):
-            if not all(isinstance(d, Drive) for d in actuators.values()):
-                raise RneaError("actuators", None, "expected {joint: rnea_cli.actuators.Drive} or a YAML path")
-            drives = actuators
-        else:
-            drives = load_drives(actuators, self.coords) if actuators else {}
         self.pipeline = Pipeline(model, self.coords, gravity=gravity, floating=floating, wrench_frame=wrench_frame,
                                  friction=friction, drives=drives, split=split)
 
 
 def _model_first(a, b):
+    """(model, frame), whichever came first; a model that is not a Model is refused."""
     from .model import Model
 
-    return (b, a) if isinstance(b, Model) and not isinstance(a, Model) else (a, b)
+    model, frame = (b, a) if isinstance(b, Model) and not isinstance(a, Model) else (a, b)
+    if not isinstance(model, Model):
+        raise RneaError("model", None, f"expected a rnea_cli.Model (load_robot(path)), got {type(model).__name__}")
+    return model, frame
 
 
 def _as_arrow(frame):
@@ -100,13 +106,17 @@ def _as_arrow(frame):
         return "arrow", frame
     if isinstance(frame, pa.RecordBatch):
         return "batch", pa.Table.from_batches([frame])
-    module = type(frame).__module__.split(".")[0]
-    if module == "polars":
-        return "polars", frame.to_arrow()
-    if module == "pandas":
-        return "pandas", pa.Table.from_pandas(frame, preserve_index=False)
+    module, name = type(frame).__module__.split(".")[0], type(frame).__name__
+    try:
+        if module == "polars" and name == "DataFrame":
+            return "polars", frame.to_arrow()
+        if module == "pandas" and name == "DataFrame":
+            return "pandas", pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError) as exc:  # a column pyarrow cannot hold
+        raise RneaError(LABEL, None, f"cannot be read as a table: {exc}") from None
+    hint = " (collect() it first)" if name == "LazyFrame" else ""
     raise RneaError(LABEL, None, f"expected a pandas or polars DataFrame, or a pyarrow Table or RecordBatch, got "
-                                 f"{type(frame).__name__}")
+                                 f"{module}.{name}{hint}")
 
 
 def _like(kind, table):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import options
 from .errors import RneaError
 from .jointfile import read_joint_file
 from .report import time_text
@@ -71,7 +72,7 @@ def joint_limits(model, overrides=None, source=None):
 def load_limits_file(path, model):
     """{joint: {key: value or None}} from YAML: `joint: {effort: .., velocity: .., lower: .., upper: ..,
     rms_effort: ..}`; null removes a limit."""
-    out = read_joint_file(path, model.joint_names, KEYS, nullable=True)
+    out = read_joint_file(options.path(path, "limits"), model.joint_names, KEYS, nullable=True)
     for joint, entry in out.items():
         for key, value in entry.items():
             if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
@@ -150,6 +151,7 @@ class LimitCheck:
     def __init__(self, model, coords, limits, margin=1.0, effort_terms=(), drives=None):
         """effort_terms: what the torques passed to `update` include besides the rigid-body
         torque ('friction', 'armature'), for the reports."""
+        margin = options.positive(margin, "margin")
         self.coords, self.margin, self.effort_terms = coords, margin, tuple(effort_terms)
         self.checks, self.unchecked = [], []
         self.plan = []  # (check, index into the model's joints or the columns, quantity)

@@ -1,6 +1,7 @@
 """Scale out: many trajectories in worker processes, the DataFrame API, and a real Dask cluster."""
 
 import json
+import re
 import os
 import xml.etree.ElementTree as ET
 
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import ROBOTS, open_files, run
 from rnea_cli import check_frame, load_urdf, torques_frame
+from rnea_cli.actuators import Drive
 
 ARM = ROBOTS / "arm7.urdf"
 ARM_CSV = ROBOTS / "arm7_traj.csv"
@@ -446,3 +448,37 @@ def test_inputs_several_runs_cannot_each_read_are_refused(tmp_path):
     assert result.exit_code == 2 and result.stderr == (
         f"rnea: error: {fifo}: --limits is not a regular file (a pipe?): with several trajectories each run reads "
         "it, and a pipe is read once; give a file\n")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda f: check_frame(MODEL, f, margin=-1.0), "margin: -1.0 is not a finite number above 0"),
+    (lambda f: check_frame(MODEL, f, margin=float("nan")), "margin: nan is not a finite number above 0"),
+    (lambda f: check_frame(MODEL, f, margin=True), "margin: expected a number, got bool True"),
+    (lambda f: check_frame(MODEL, f, 3), "limits: expected a file's path, got int 3"),  # (it read descriptor 3)
+    (lambda f: check_frame(MODEL, f, 0), "limits: expected a file's path, got int 0"),  # (it checked no file)
+    (lambda f: torques_frame(MODEL, f.lazy()), "expected a pandas or polars DataFrame, or a pyarrow Table or "
+                                               "RecordBatch, got polars.LazyFrame (collect() it first)"),
+    (lambda f: torques_frame(MODEL, f, gravity=(0, 0, float("inf"))), "gravity: (0, 0, inf) is not three finite"),
+    (lambda f: torques_frame(MODEL, f, gravity="0,0,-9.81"), "gravity: '0,0,-9.81' is not three finite"),
+    (lambda f: torques_frame(MODEL, f, dt=0), "dt: 0 is not a finite number above 0"),
+    (lambda f: torques_frame(MODEL, f, friction="no"), "friction: expected True or False, got str 'no'"),
+    (lambda f: torques_frame(MODEL, f, wrench_frame="body"), "wrench_frame: 'body' is not one of world, link"),
+    (lambda f: torques_frame(MODEL, f, actuators=4), "actuators: expected a file's path, got int 4"),
+    (lambda f: torques_frame(MODEL, f, actuators={"arm7_joint1": Drive(gear_ratio=-2.0)}),
+     "actuators: arm7_joint1.gear_ratio: must be above 0, got -2.0"),
+    (lambda f: torques_frame(MODEL, f, actuators={"elbow": Drive()}), "no joint 'elbow' among the trajectory's"),
+    (lambda f: torques_frame(str(ARM), f), "model: expected a rnea_cli.Model (load_robot(path)), got str"),
+])
+def test_the_library_refuses_what_the_cli_refuses(call, message):
+    """The Python API checks its options as the CLI does (the same functions), raising RneaError."""
+    from rnea_cli import RneaError
+
+    with pytest.raises(RneaError, match=re.escape(message)):
+        call(pl.read_csv(ARM_CSV).head(20))
+
+
+def test_the_cli_refuses_as_the_library_does():
+    for args, message in ((["--margin", "-1"], "Invalid value for '--margin': -1.0 is not a finite number above 0"),
+                          (["--gravity", "0,0,inf"], "Invalid value for '--gravity': '0,0,inf' is not three finite")):
+        result = run("check", ARM, ARM_CSV, *args)
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
