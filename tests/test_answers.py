@@ -318,6 +318,32 @@ def test_a_pose_held_still_is_exactly_still(tmp_path):
     assert all(j["scale"] is None and j["correlation"] is None and j["offset"] is None for j in doc["joints"])
 
 
+def test_what_the_data_do_not_determine_is_not_fitted(tmp_path):
+    """planar2 moving 1e-150 rad, its measured effort a constant 0.3 (whose mean is 1 ulp off):
+    compare fitted a scale of 7e118 to the round-off of the deviations, and scale called a motion
+    of 1e-270 rad feasible 6e135 times as fast. Now: no fit (null), and unbounded."""
+    t = np.arange(200) * 0.01
+    names = ("shoulder", "elbow")
+    assert np.full(200, 0.3).mean() != 0.3  # (the round-off the fit took for a slope)
+    for amplitude in (1e-150, 1e-270):
+        q = amplitude * np.sin(t)[:, None] * [1.0, 1.0]
+        path = write_csv(tmp_path / f"{amplitude:g}.csv", {"time": t, **joint_columns(names, q, -q[::-1], -q),
+                                                           **{f"effort_{j}": np.full(200, 0.3) for j in names}})
+        compared = json.loads(ok("compare", ROBOTS / "planar2.urdf", path, "--format", "json").stdout)
+        assert all(j[key] is None for j in compared["joints"] for key in ("scale", "offset", "correlation"))
+        assert [j["rms"] for j in compared["joints"]] == [0.3, 0.3]
+        scaled = json.loads(ok("scale", ROBOTS / "planar2.urdf", path, "--format", "json").stdout)
+        assert (scaled["factor"], scaled["unbounded"], scaled["limiting"]) == (None, True, None)
+    text = ok("scale", ROBOTS / "planar2.urdf", path).stdout
+    assert text == "speed factor: unbounded (no checked limit binds below 1e+06 times the planned speed)\n"
+    moving = write_csv(tmp_path / "moving.csv", {"time": t, **joint_columns(names, np.sin(t)[:, None] * [1.0, 1.0],
+                                                                            np.cos(t)[:, None] * [1.0, 1.0],
+                                                                            -np.sin(t)[:, None] * [1.0, 1.0]),
+                                                 **{f"effort_{j}": np.full(200, 0.3) for j in names}})
+    compared = json.loads(ok("compare", ROBOTS / "planar2.urdf", moving, "--format", "json").stdout)
+    assert [(j["scale"], j["offset"], j["correlation"]) for j in compared["joints"]] == [(0.0, 0.3, None)] * 2
+
+
 def test_scale_below_one_exits_1(tmp_path):
     limits = tmp_path / "limits.yaml"
     limits.write_text("arm7_joint5: {velocity: 1.0}\n")

@@ -7,7 +7,8 @@ limits per sample through a quadratic, the envelope per segment of the torque-sp
 limit is a quartic in k. The factor is the first k at which a limit breaks as k grows from 0.
 A motor's RMS with gearbox efficiency below 1, or over a thermal window (which covers other
 samples at every speed), is piecewise in k: it is found numerically, by a scan of k and bisection
-to 1e-12 relative, on the samples kept for it.
+to 1e-12 relative, on the samples kept for it. Factors are looked for up to MAX_FACTOR: a motion
+whose limits allow more (one of 1e-270 rad, or none that depends on the speed) is unbounded.
 """
 
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bounds
+
+MAX_FACTOR = 1e6  # the factors looked for: beyond, a motion is too slow for its limits to say how fast it may go
 
 
 @dataclass
@@ -173,7 +176,7 @@ class ScaleSolver:
         if self.hold is not None:
             return Scale(None, None, self.hold, skipped=skipped)
         k, limiting = self.best
-        if not np.isfinite(k):
+        if not k <= MAX_FACTOR:  # (a motion of 1e-270 rad "could run" 6e135 times as fast: no answer)
             return Scale(None, None, None, unbounded=True, skipped=skipped)
         duration = None if self.t_first is None else float((self.t_last - self.t_first) / k)
         return Scale(k, duration, limiting, skipped=skipped)
@@ -205,12 +208,12 @@ class ScaleSolver:
 
 
 def _first_crossing(f, limit, upper):
-    """The first k > 0 with f(k) > limit, scanning k geometrically up to `upper` (or 1e6) and
+    """The first k > 0 with f(k) > limit, scanning k geometrically up to `upper` (or MAX_FACTOR) and
     bisecting to 1e-12 relative; None if f is above the limit already near 0, inf if never."""
     tiny = 1e-6
     if f(tiny) > limit:
         return None
-    top = upper if np.isfinite(upper) else 1e6
+    top = min(upper, MAX_FACTOR)
     grid = np.geomspace(tiny, max(top, 2 * tiny), 400)
     lo = tiny
     for k in grid[1:]:

@@ -112,7 +112,7 @@ def _first(check):
 def scale(fmt, friction, actuators_file, quiet, **options):
     """How much faster (or slower) the same path may run within every limit: the largest uniform
     time-scaling factor (exit 1 if it is below 1: the planned speed is not feasible)."""
-    from ..answers.scale import ScaleSolver
+    from ..answers.scale import MAX_FACTOR, ScaleSolver
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
@@ -128,7 +128,7 @@ def scale(fmt, friction, actuators_file, quiet, **options):
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     elif result.factor is None and result.unbounded:
-        click.echo("speed factor: unbounded (no checked limit depends on the speed)")
+        click.echo(f"speed factor: unbounded (no checked limit binds below {MAX_FACTOR:g} times the planned speed)")
     elif result.factor is None:
         click.echo(f"speed factor: none: the poses cannot be held even at rest ({_place(result.limiting, True)})")
     else:
