@@ -205,9 +205,10 @@ def energy_table(coords, energy, plain):
     table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     for title in ("joint", "peak |power|", "energy drawn", "energy regenerated"):
         table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
+    drawn, regenerated = energy.drawn, energy.regenerated
     for i, joint in enumerate(coords.joints):
-        add_row(table, joint.name, f"{fmt(energy.peaks.peak[i])} W", f"{fmt(energy.drawn[i])} J",
-                f"{fmt(0.0 - energy.regenerated[i])} J")
+        add_row(table, joint.name, f"{fmt(energy.peaks.peak[i])} W", f"{fmt(drawn[i])} J",
+                f"{fmt(0.0 - regenerated[i])} J")
     return table
 
 

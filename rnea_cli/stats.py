@@ -11,7 +11,8 @@ class ExactSum:
     Each value is m 2^e (np.frexp), its 53-bit mantissa an integer M = m 2^53 split into two
     halves below 2^27, summed (exactly: np.bincount's float sums stay below 2^53) into int64
     buckets per power of two; a square is m² 2^2e, m² an integer of 54 bits over 2^54. Buckets
-    carry their high bits 20 powers up after each update, so none overflows."""
+    carry their high bits 20 powers up after each update, so none overflows (the top 20, far
+    above any double's square, keep theirs)."""
 
     BUCKETS, ZERO, CARRY = 4600, 2300, 20  # exponents -2300 .. 2299; carries move 20 up
     MAX_ROWS = 1 << 25  # values per column summed in one pass (27 + 25 bits < 53)
@@ -43,9 +44,12 @@ class ExactSum:
             self._carry()
 
     def _carry(self):
-        carry = self.buckets >> self.CARRY
-        self.buckets -= carry << self.CARRY
-        self.buckets[:, self.CARRY:] += carry[:, :-self.CARRY]
+        """Each bucket keeps a remainder in [-2^19, 2^19) and gives the rest 20 powers up (balanced,
+        so that a negative sum carries no chain of -1s to the top)."""
+        low = self.buckets[:, :-self.CARRY]
+        carry = (low + (1 << (self.CARRY - 1))) >> self.CARRY
+        low -= carry << self.CARRY
+        self.buckets[:, self.CARRY:] += carry
 
     def merge(self, other):
         self.buckets += other.buckets
@@ -162,11 +166,20 @@ class ThermalWindow:
 
 
 class Energy:
-    """Per joint: peak |power|, energy drawn (P > 0) and given back (P < 0), trapezoidal in time."""
+    """Per joint: peak |power|, energy drawn (P > 0) and given back (P < 0), trapezoidal in time,
+    each interval's energy summed exactly (the same bits whatever the chunks)."""
 
     def __init__(self, n):
-        self.peaks, self.drawn, self.regenerated = Peaks(n), np.zeros(n), np.zeros(n)
+        self.peaks, self._drawn, self._regenerated = Peaks(n), ExactSum(n), ExactSum(n)
         self._last = None  # (time, power) of the previous block's last sample
+
+    @property
+    def drawn(self):
+        return self._drawn.values()
+
+    @property
+    def regenerated(self):
+        return self._regenerated.values()
 
     def update(self, block):
         """block: a pipeline Block with drives (its power, and its chunk's time)."""
@@ -179,6 +192,6 @@ class Energy:
             t, p = np.concatenate([[self._last[0]], t]), np.vstack([self._last[1], p])
         if len(t) > 1:
             dt = np.diff(t)[:, None]
-            self.drawn += (0.5 * (np.maximum(p[1:], 0) + np.maximum(p[:-1], 0)) * dt).sum(axis=0)
-            self.regenerated += (0.5 * (np.minimum(p[1:], 0) + np.minimum(p[:-1], 0)) * dt).sum(axis=0)
+            self._drawn.add(0.5 * (np.maximum(p[1:], 0) + np.maximum(p[:-1], 0)) * dt)
+            self._regenerated.add(0.5 * (np.minimum(p[1:], 0) + np.minimum(p[:-1], 0)) * dt)
         self._last = (t[-1], p[-1])

@@ -482,3 +482,32 @@ def test_the_cli_refuses_as_the_library_does():
                           (["--gravity", "0,0,inf"], "Invalid value for '--gravity': '0,0,inf' is not three finite")):
         result = run("check", ARM, ARM_CSV, *args)
         assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_running_sums_have_the_same_bits_whatever_the_chunks():
+    """Peaks' RMS and the energy drawn and given back, over chunks of 1, 7 and 1000 samples (and
+    Peaks merged from parts): the same bits, and the exact sums' correct rounding (math.fsum)."""
+    import math
+    from types import SimpleNamespace
+
+    from rnea_cli.stats import Energy, Peaks
+
+    rng = np.random.default_rng(5)
+    t = np.cumsum(rng.uniform(0.001, 0.002, 1000))
+    power = rng.normal(size=(1000, 3)) * [1.0, 1e200, 1e-200]
+    results = []
+    for size in (1, 7, 1000):
+        energy, peaks = Energy(3), Peaks(3)
+        for k in range(0, 1000, size):
+            chunk = SimpleNamespace(start=k, time=t[k:k + size])
+            energy.update(SimpleNamespace(chunk=chunk, power=power[k:k + size]))
+            part = Peaks(3)
+            part.update(k, chunk.time, power[k:k + size])
+            peaks.merge(part)
+        results.append((energy.drawn.tolist(), energy.regenerated.tolist(), energy.peaks.rms.tolist(),
+                        peaks.rms.tolist()))
+    assert results[0] == results[1] == results[2]
+    dt = np.diff(t)[:, None]
+    drawn = 0.5 * (np.maximum(power[1:], 0) + np.maximum(power[:-1], 0)) * dt
+    assert results[0][0] == [math.fsum(drawn[:, j]) for j in range(3)]
+    assert results[0][2][0] == math.sqrt(math.fsum(power[:, 0] ** 2) / 1000)
