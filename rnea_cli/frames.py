@@ -50,14 +50,12 @@ def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, float
                 actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None):
     """The CheckSummary of a frame's rows. limits: a --limits YAML path, or None for the URDF's.
     The frame may come first, as for torques_frame."""
-    from .limits import LimitCheck, joint_limits, load_limits_file
+    from .limits import limit_check
 
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
     run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
-    overrides = load_limits_file(limits, model) if limits is not None else None
-    check = LimitCheck(model, run.coords, joint_limits(model, overrides, limits)[0], margin,
-                       effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    check, _ = limit_check(model, run.coords, run.pipeline, limits, margin)
     for block in run.pipeline.blocks(run.traj):
         check.update(block)
     check.finish()

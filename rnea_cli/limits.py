@@ -83,6 +83,15 @@ def load_limits_file(path, model):
     return out
 
 
+def limit_check(model, coords, pipeline, limits_file=None, margin=1.0):
+    """(LimitCheck of a pipeline's efforts against the URDF's limits and those of limits_file, the
+    notes on the URDF's limits): what `rnea check` and frames.check_frame both check."""
+    overrides = load_limits_file(limits_file, model) if limits_file is not None else None
+    limits, notes = joint_limits(model, overrides, limits_file)
+    check = LimitCheck(model, coords, limits, margin, effort_terms=pipeline.effort_terms, drives=pipeline.drives)
+    return check, notes
+
+
 @dataclass
 class Check:
     """One joint and quantity: its limit, worst value over the trajectory, and the violations."""
