@@ -222,3 +222,25 @@ def test_the_console_prints_names_as_written(hostile):
     assert f"FAIL: 2 limits exceeded ({printable(SHOULDER)} effort, {printable(ELBOW)} effort)" in text
     info = run("info", urdf)
     assert info.exit_code == 0 and f"{ROBOT}: 2 degrees of freedom" in info.stdout
+
+
+def test_plot_chooses_a_joint_named_with_a_comma(hostile, tmp_path):
+    urdf, traj, _, _ = hostile
+    quoted = '"' + ELBOW.replace('"', '""') + '"'  # --joints is a CSV row
+    out = tmp_path / "one.svg"
+    result = run("plot", urdf, traj, "--joints", quoted, "-o", out, "-q")
+    assert result.exit_code == 0, result.stderr
+    texts = [t.text for t in ET.parse(out).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    assert f"torque of {printable(ELBOW)}" in texts and printable(SHOULDER) not in texts
+
+
+def test_answers_in_text_are_one_line_each(hostile, tmp_path):
+    urdf, traj, _, _ = hostile
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(json.dumps({SHOULDER: {"velocity": 1e9}, ELBOW: {"velocity": 0.1}}))
+    result = run("scale", urdf, traj, "--limits", limits)
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout.count("\n") == 1 and f"limited by {printable(ELBOW)} velocity at t = " in result.stdout
+    result = run("payload", urdf, traj, "--link", HAND, "--limits", limits)
+    assert result.exit_code == 1 and result.stdout.count("\n") == 2, result.stdout
+    assert f"({printable(ELBOW)} velocity at t = " in result.stdout

@@ -30,6 +30,13 @@ def lengths(ctx, param, value):
     return parts
 
 
+def _line(text):
+    """One line of a text answer on stdout: the names in it (joints, links) printable, on one line."""
+    from ..errors import printable
+
+    click.echo(printable(text, 4000))
+
+
 def _place(limiting, has_time):
     from ..report import time_text
 
@@ -92,8 +99,8 @@ def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **optio
         else:
             text = (f"max payload on {where}: {result.max_payload:.6g} kg, limited by "
                     f"{_place(result.limiting, run.traj.has_time)}")
-        click.echo(text)
-        click.echo(f"without payload: highest use {_highest_use(check)}")
+        _line(text)
+        _line(f"without payload: highest use {_highest_use(check)}")
     if not result.feasible_without_payload:
         raise SystemExit(1)
 
@@ -128,13 +135,13 @@ def scale(fmt, friction, actuators_file, quiet, **options):
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     elif result.factor is None and result.unbounded:
-        click.echo(f"speed factor: unbounded (no checked limit binds below {MAX_FACTOR:g} times the planned speed)")
+        _line(f"speed factor: unbounded (no checked limit binds below {MAX_FACTOR:g} times the planned speed)")
     elif result.factor is None:
-        click.echo(f"speed factor: none: the poses cannot be held even at rest ({_place(result.limiting, True)})")
+        _line(f"speed factor: none: the poses cannot be held even at rest ({_place(result.limiting, True)})")
     else:
         verdict = "feasible as planned" if result.factor >= 1 else "NOT feasible as planned"
         duration = f"; duration {result.duration:.6g} s" if result.duration is not None else ""
-        click.echo(f"speed factor: {result.factor:.6g} ({verdict}){duration}; limited by "
+        _line(f"speed factor: {result.factor:.6g} ({verdict}){duration}; limited by "
                    f"{_place(result.limiting, run.traj.has_time)}")
     if result.factor is None and not result.unbounded or (result.factor is not None and result.factor < 1):
         raise SystemExit(1)

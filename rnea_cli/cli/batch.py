@@ -199,7 +199,7 @@ def _gather(name, params, files, results, output_dir):
             if not text:
                 continue
             if fmt in (None, "text", "csv") and (name not in WRITES or name in OPTIONAL):  # a report, headed
-                click.echo(f"== {path}")
+                click.echo(printable(f"== {path}"))
             click.echo(text, nl=False)
     for (code, _, errors, _), path in zip(results, files):  # (with --quiet too: errors are always said)
         for line in errors.splitlines():
