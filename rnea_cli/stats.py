@@ -138,31 +138,66 @@ class Peaks:
 class ThermalWindow:
     """RMS of x over a sliding window of `window` seconds ending at each sample, across chunks:
     the mean of x² over the samples with times in (t - window, t]. Samples less than a window
-    after the first have no full window and give none."""
+    after the first have no full window and give none.
 
-    def __init__(self, window):
-        self.window = window
+    A window's sum of squares is made of sums over blocks of BLOCK samples at fixed places of the
+    run (the part of the window in its first block, the whole blocks between, the part in its
+    last), each added up in one order from its block's start: the same bits whatever the chunks.
+    Squares are of x / scale (the limit: no overflow below 1e154 times it)."""
+
+    BLOCK = 4096
+
+    def __init__(self, window, scale=1.0):
+        self.window, self.scale = window, scale
         self.t0 = None
-        self.tail_t, self.tail_x = np.empty(0), np.empty(0)
+        self.count = 0  # samples seen
+        self.tail_t, self.tail_prefix = np.empty(0), np.empty(0)  # where a window may still start (and one before)
+        self.prefix = 0.0  # sum of squares from the current block's start to the last sample
+        self.totals, self.before = [], [0.0]  # per completed block: its sum; sum of the blocks before each block
 
     def update(self, time, x):
         """(RMS at the samples with a full window: the last ones of this chunk) or None."""
         if self.t0 is None:
             self.t0 = time[0]
+        first = self.count
+        prefix = self._prefixes(np.square(np.asarray(x, dtype=float) / self.scale))
         t = np.concatenate([self.tail_t, time])
-        values = np.concatenate([self.tail_x, x])
-        top = float(np.abs(values).max(initial=0.0)) or 1.0  # squares relative to the largest: no overflow
-        sums = np.concatenate([[0.0], np.cumsum((values / top) ** 2)])
+        sums_in = np.concatenate([self.tail_prefix, prefix])  # in-block prefix sum at each sample of t
+        base = first - len(self.tail_t)  # the run's index of t[0]
         new = np.arange(len(self.tail_t), len(t))
         start = np.searchsorted(t, t[new] - self.window, side="right")
         full = t[new] - self.t0 >= self.window
-        keep = np.searchsorted(t, t[-1] - self.window, side="right")
-        self.tail_t, self.tail_x = t[keep:], values[keep:]
+        keep = max(np.searchsorted(t, t[-1] - self.window, side="right") - 1, 0)
+        self.tail_t, self.tail_prefix = t[keep:], sums_in[keep:]
         if not full.any():
             return None
-        first = int(np.argmax(full))
-        new, start = new[first:], start[first:]
-        return top * np.sqrt(np.maximum(sums[new + 1] - sums[start], 0.0) / (new + 1 - start))
+        k = int(np.argmax(full))
+        new, start = new[k:], start[k:]
+        j, s = base + new, base + start  # run indices of each window's last and first sample
+        bs, bj = s // self.BLOCK, j // self.BLOCK  # the blocks of each window's first and last sample
+        ahead = np.where(s % self.BLOCK > 0, sums_in[np.maximum(start - 1, 0)], 0.0)  # bs's part before s
+        totals, before = np.array(self.totals + [0.0]), np.array(self.before)
+        # sum(s..j) = (total[bs] - ahead) + (before[bj] - before[bs + 1]) + prefix[j], or in one block prefix[j] - ahead
+        between = (totals[bs] - ahead) + (before[bj] - before[np.minimum(bs + 1, bj)])
+        sums = np.where(bs == bj, sums_in[new] - ahead, between + sums_in[new])
+        return self.scale * np.sqrt(np.maximum(sums, 0.0) / (j + 1 - s))
+
+    def _prefixes(self, squares):
+        """Per sample, the sum of squares from its block's start to it, added in order."""
+        out = np.empty(len(squares))
+        B, done = self.BLOCK, 0
+        while done < len(squares):
+            room = B - self.count % B
+            part = squares[done:done + room]
+            out[done:done + len(part)] = np.cumsum(np.concatenate([[self.prefix], part]))[1:]
+            self.count += len(part)
+            self.prefix = out[done + len(part) - 1]
+            done += len(part)
+            if self.count % B == 0:  # the block is complete
+                self.totals.append(self.prefix)
+                self.before.append(self.before[-1] + self.prefix)
+                self.prefix = 0.0
+        return out
 
 
 class Energy:
