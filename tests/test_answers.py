@@ -320,8 +320,9 @@ def test_a_pose_held_still_is_exactly_still(tmp_path):
 
 def test_what_the_data_do_not_determine_is_not_fitted(tmp_path):
     """planar2 moving 1e-150 rad, its measured effort a constant 0.3 (whose mean is 1 ulp off):
-    compare fitted a scale of 7e118 to the round-off of the deviations, and scale called a motion
-    of 1e-270 rad feasible 6e135 times as fast. Now: no fit (null), and unbounded."""
+    compare fitted a scale of 7e118 to the round-off of the deviations, scale called a motion of
+    1e-270 rad feasible 6e135 times as fast, payload its capacity 1.6e272 kg. Now: no fit (null),
+    and no factor or capacity beyond 1e6 (unbounded)."""
     t = np.arange(200) * 0.01
     names = ("shoulder", "elbow")
     assert np.full(200, 0.3).mean() != 0.3  # (the round-off the fit took for a slope)
@@ -334,6 +335,9 @@ def test_what_the_data_do_not_determine_is_not_fitted(tmp_path):
         assert [j["rms"] for j in compared["joints"]] == [0.3, 0.3]
         scaled = json.loads(ok("scale", ROBOTS / "planar2.urdf", path, "--format", "json").stdout)
         assert (scaled["factor"], scaled["unbounded"], scaled["limiting"]) == (None, True, None)
+        carried = json.loads(ok("payload", ROBOTS / "planar2.urdf", path, "--link", "forearm", "--format",
+                                "json").stdout)  # (it was 1.6e152 kg, and 1.6e272)
+        assert (carried["max_payload"], carried["unbounded"], carried["limiting"]) == (None, True, None)
     text = ok("scale", ROBOTS / "planar2.urdf", path).stdout
     assert text == "speed factor: unbounded (no checked limit binds below 1e+06 times the planned speed)\n"
     moving = write_csv(tmp_path / "moving.csv", {"time": t, **joint_columns(names, np.sin(t)[:, None] * [1.0, 1.0],

@@ -72,7 +72,7 @@ def _highest_use(check):
 def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **options):
     """The heaviest payload on LINK for which every limit holds along the whole motion (exit 1 if the
     motion breaks a limit already without payload)."""
-    from ..answers.payload import PayloadSolver, unit_model
+    from ..answers.payload import MAX_PAYLOAD, PayloadSolver, unit_model
     from ..pipeline import Pipeline
 
     console = make_console(quiet=quiet)
@@ -86,7 +86,8 @@ def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **optio
         check.update(block)
         solver.update(block, run.traj)
     check.finish()
-    result = solver.result(link, at, box)
+    mass = run.model.body_mass(-1) + sum(run.model.body_mass(i) for i in range(run.model.n))
+    result = solver.result(link, at, box, robot_mass=mass)
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     else:
@@ -95,7 +96,7 @@ def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **optio
         if not result.feasible_without_payload:
             text = f"no payload: the motion breaks a limit without one ({_place(_first(check), run.traj.has_time)})"
         elif result.unbounded:
-            text = f"payload on {where}: no limit bounds it (no checked limit depends on it)"
+            text = f"payload on {where}: no limit bounds it (none binds below {MAX_PAYLOAD:g} times the robot's mass)"
         else:
             text = (f"max payload on {where}: {result.max_payload:.6g} kg, limited by "
                     f"{_place(result.limiting, run.traj.has_time)}")
