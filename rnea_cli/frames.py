@@ -5,7 +5,9 @@
 or RecordBatch, with the CSV's column names, and returns the same kind with `time` (when given)
 and the columns `rnea torques` writes for the same options. `check_frame(model, frame, ...)`
 returns a CheckSummary of the partition; summaries combine associatively (`a.merge(b)`) into the
-whole run's verdict, so that a cluster checks a dataset without gathering it.
+whole run's verdict, to the bit, so that a cluster checks a dataset without gathering it. A motor
+RMS over a thermal window does not merge (its windows cross the partitions' borders): merging
+such summaries raises RneaError. The options are checked as the CLI checks them (options.py).
 
 Finite differences need neighbours: a partition is taken as a whole trajectory. Split one
 trajectory across partitions only when its rows carry qd and qdd (else the derived rates at

@@ -1,5 +1,7 @@
 """Running statistics over the blocks of a trajectory: the peak of |x| and when, and the RMS;
-the energy a drive draws and gives back."""
+the RMS over a sliding thermal window; the energy a drive draws and gives back. Each has the
+same bits whatever the chunks the trajectory comes in (its sums are exact, or made in a fixed
+order over fixed blocks of the run)."""
 
 import numpy as np
 
@@ -96,6 +98,7 @@ class Peaks:
         self.squares = ExactSum(n)
         self.count = 0
         self.t_first = self.t_last = None
+        self._rms = None  # the RMS of the samples so far, once asked for
 
     def update(self, start, time, x):
         """x: (N, n) values of samples start .. start+N-1; time: (N,) or None."""
@@ -113,12 +116,14 @@ class Peaks:
             self.t_last = time[-1]
         self.squares.add_squares(np.where(np.isfinite(x), x, 0.0))
         self.count += len(x)
+        self._rms = None
 
     def merge(self, other):
         """Combine with the Peaks of the samples that follow (associative: partitions of a run)."""
         better = other.peak > self.peak
         self.peak = np.where(better, other.peak, self.peak)
         self.squares.merge(other.squares)
+        self._rms = None
         self.sample[better] = other.sample[better]
         self.time[better] = other.time[better]
         self.count += other.count
@@ -130,9 +135,11 @@ class Peaks:
     def rms(self):
         from fractions import Fraction
 
-        count = max(self.count, 1)
-        rms = np.array([exact_sqrt(total / Fraction(count)) for total in self.squares.fractions()])
-        return np.where(np.isfinite(self.peak), rms, self.peak)  # (a NaN or inf peak: the RMS is that too)
+        if self._rms is None:
+            count = max(self.count, 1)
+            rms = np.array([exact_sqrt(total / Fraction(count)) for total in self.squares.fractions()])
+            self._rms = np.where(np.isfinite(self.peak), rms, self.peak)  # (an infinite peak: so is the RMS)
+        return self._rms
 
 
 class ThermalWindow:
