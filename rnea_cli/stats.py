@@ -22,25 +22,27 @@ class ExactSum:
     def __init__(self, n):
         self.n = n
         self.buckets = np.zeros((n, self.BUCKETS), dtype=np.int64)
+        self._offsets = (self.ZERO + np.arange(n) * self.BUCKETS).astype(np.int32)  # each column's buckets
 
     def add(self, x):
         """Add the columns of x (N, n): finite values."""
         m, e = np.frexp(np.asarray(x, dtype=float))
-        self._add(np.ldexp(m, 53), e - 53)
+        self._add(m * 2.0 ** 53, e - 53)
 
     def add_squares(self, x):
         """Add the squares of the columns of x (N, n), exactly as rounded m², with no overflow."""
         m, e = np.frexp(np.asarray(x, dtype=float))
-        self._add(np.ldexp(m * m, 54), 2 * e - 54)
+        self._add(m * m * 2.0 ** 54, 2 * e - 54)
 
     def _add(self, mantissa, exponent):
-        """mantissa: integers as floats, below 2^54 in size; the values are mantissa 2^exponent."""
+        """mantissa: integers as floats, below 2^54 in size; the values are mantissa 2^exponent.
+        (Products by powers of two are exact: no ldexp needed.)"""
         size = self.n * self.BUCKETS
         for k in range(0, len(mantissa), self.MAX_ROWS):
             M = mantissa[k:k + self.MAX_ROWS]
-            index = (exponent[k:k + self.MAX_ROWS] + (self.ZERO + np.arange(self.n) * self.BUCKETS)).ravel()
-            high = np.floor(np.ldexp(M, -27))  # M = high 2^27 + low, each exact, |high|, low < 2^27
-            low = M - np.ldexp(high, 27)
+            index = (exponent[k:k + self.MAX_ROWS] + self._offsets).ravel()
+            high = np.floor(M * 2.0 ** -27)  # M = high 2^27 + low, each exact, |high|, low < 2^27
+            low = M - high * 2.0 ** 27
             sums = np.bincount(index + 27, high.ravel(), size) + np.bincount(index, low.ravel(), size)
             self.buckets += sums[:size].reshape(self.n, self.BUCKETS).astype(np.int64)
             self._carry()
