@@ -153,9 +153,10 @@ class CheckedLimit:
 
     def merge(self, other):
         if self.window or other.window:
-            raise RneaError(LABEL, None, f"{self.joint} motor_rms is over a thermal window of {self.window or other.window:g} "
-                                         "s, whose windows cross the partitions' borders: its summaries do not merge "
-                                         "(check the run whole, e.g. with rnea check)")
+            window = self.window or other.window
+            raise RneaError(LABEL, None, f"{self.joint} motor_rms is over a thermal window of {window:g} s, whose "
+                                         "windows cross the partitions' borders: its summaries do not merge (check "
+                                         "the run whole, e.g. with rnea check)")
         best = self if self.utilisation >= other.utilisation else other
         first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
         merged = replace(best, count=self.count + other.count, first_time=first.first_time,

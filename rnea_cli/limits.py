@@ -198,7 +198,8 @@ class LimitCheck:
         self.drives = drives or {}
         self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory
         self._motor = Peaks(coords.n)
-        self._windows = {c.joint: ThermalWindow(c.window, c.allowed) for c, _, q in self.plan if q == "motor_rms" and c.window}
+        self._windows = {c.joint: ThermalWindow(c.window, c.allowed) for c, _, q in self.plan
+                         if q == "motor_rms" and c.window}
 
     def update(self, block):
         """Check a pipeline Block: its effort, and the motion of every joint (followers expanded)."""

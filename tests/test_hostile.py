@@ -50,7 +50,7 @@ def hostile(tmp_path_factory):
     for prefix in ("q", "qd", "qdd"):
         doc[prefix] = {SHOULDER: column[f"{prefix}_shoulder"], ELBOW: column[f"{prefix}_elbow"]}
     doc["effort"] = {SHOULDER: (0.3 * np.sin(data[:, 0])).tolist(), ELBOW: (0.1 * np.cos(data[:, 0])).tolist()}
-    traj = folder / 'tr,aj "$\\bad{$ | *t* [bold]:%.json'  # (JSON: a CSV header holds no line break)
+    traj = folder / 'tr,aj "$\\bad{$ | *t* [bold]:%.json'  # (JSON: the CSV reader refuses a quoted line break in a header)
     traj.write_text(json.dumps(doc))
     limits = folder / "limits.yaml"
     limits.write_text(json.dumps({SHOULDER: {"effort": 1.0}, ELBOW: {"effort": 0.5, "velocity": None}}))
@@ -139,7 +139,8 @@ def test_junit_holds_every_name_as_written(hostile, tmp_path):
     assert suite.get("name") == f"rnea check {traj}"
     cases = suite.findall("testcase")
     assert {c.get("classname") for c in cases} == {f"rnea.check.{printable(ROBOT)}"}
-    assert [c.get("name") for c in cases] == [printable(f"{SHOULDER}.{q}") for q in ("effort", "velocity", "position")] \
+    assert [c.get("name") for c in cases] == \
+        [printable(f"{SHOULDER}.{q}") for q in ("effort", "velocity", "position")] \
         + [printable(f"{ELBOW}.{q}") for q in ("effort", "position", "velocity")]  # (velocity: unchecked)
     assert [c.get("name") for c in cases if c.find("failure") is not None] == \
         [printable(f"{SHOULDER}.effort"), printable(f"{ELBOW}.effort")]
@@ -208,7 +209,8 @@ def test_markdown_holds_every_name_as_written(hostile, tmp_path):
     page = cmarkgfm.github_flavored_markdown_to_html(failing_check(hostile, "markdown"))
     codes = [unescape(c) for c in re.findall(r"<code>(.*?)</code>", page, re.S)]
     shoulder, elbow = printable(SHOULDER), printable(ELBOW)
-    assert codes == [str(traj), shoulder, elbow, elbow, shoulder, elbow, elbow], codes  # heading, verdict, table, unchecked
+    # the heading, the verdict (two violations, one unchecked), the table, the unchecked line
+    assert codes == [str(traj), shoulder, elbow, elbow, shoulder, elbow, elbow], codes
     rows = re.findall(r"<tr>\s*<td>(.*?)</td>", page, re.S)
     assert [unescape(r) for r in rows] == [f"<code>{shoulder}</code>", f"<code>{elbow}</code>"]
     assert all(len(re.findall("<td", r)) == 7 for r in re.findall(r"<tr>\s*<td>.*?</tr>", page, re.S))

@@ -26,7 +26,8 @@ def pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"text.parse_math": False, "text.usetex": False, "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 72,
+    plt.rcParams.update({"text.parse_math": False, "text.usetex": False,  # (names drawn as written)
+                         "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 72,
                          "savefig.dpi": 72, "axes.grid": True, "grid.alpha": 0.3})
     return plt
 
