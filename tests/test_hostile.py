@@ -50,7 +50,8 @@ def hostile(tmp_path_factory):
     for prefix in ("q", "qd", "qdd"):
         doc[prefix] = {SHOULDER: column[f"{prefix}_shoulder"], ELBOW: column[f"{prefix}_elbow"]}
     doc["effort"] = {SHOULDER: (0.3 * np.sin(data[:, 0])).tolist(), ELBOW: (0.1 * np.cos(data[:, 0])).tolist()}
-    traj = folder / 'tr,aj "$\\bad{$ | *t* [bold]:%.json'  # (JSON: the CSV reader refuses a quoted line break in a header)
+    # (JSON: the CSV reader refuses a quoted line break in a header)
+    traj = folder / 'tr,aj "$\\bad{$ | *t* [bold]:%.json'
     traj.write_text(json.dumps(doc))
     limits = folder / "limits.yaml"
     limits.write_text(json.dumps({SHOULDER: {"effort": 1.0}, ELBOW: {"effort": 0.5, "velocity": None}}))
