@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import options
 from .errors import RneaError
 from .jointfile import read_joint_file
 
@@ -43,10 +44,26 @@ class Drive:
         """Reflected inertia ratio^2 J_m (Pinocchio's model.armature)."""
         return self.gear_ratio**2 * self.rotor_inertia
 
+    def envelope_points(self):
+        """(M, 2) [speed, torque] of the envelope from speed 0, the one definition of it that check,
+        scale, payload and the pictures use: linear between its points, its first torque below its
+        first speed, nothing beyond its last speed."""
+        points = np.array(self.envelope, dtype=float)
+        return points if points[0, 0] == 0 else np.vstack([[0.0, points[0, 1]], points])
+
     def available(self, speed):
         """The peak torque the envelope allows at motor speeds |speed| (0 beyond its last speed)."""
-        points = np.array(self.envelope)
+        points = self.envelope_points()
         return np.interp(np.abs(speed), points[:, 0], points[:, 1], right=0.0)
+
+    def effort_range(self, motor_limit, qd):
+        """(lo, hi): the joint efforts e at joint velocities qd whose motor torque (see motor())
+        is within ±motor_limit: |e| <= L r eta where the motor drives (e qd >= 0), |e| <= L r / eta
+        where the load drives it back."""
+        r, eta = self.gear_ratio, self.efficiency
+        hi = np.where(qd >= 0, motor_limit * r * eta, motor_limit * r / eta)
+        lo = -np.where(qd <= 0, motor_limit * r * eta, motor_limit * r / eta)
+        return lo, hi
 
 
 def load_drives(path, coords):
@@ -58,30 +75,59 @@ def load_drives(path, coords):
             return "it is a mimic follower, moved by its leader's drive (--no-mimic to give it a drive of its own)"
         return None
 
-    drives = {}
-    for joint, entry in read_joint_file(path, coords.joint_names, KEYS, why_not=why_not, lists=("envelope",)).items():
+    entries = read_joint_file(options.path(path, "actuators"), coords.joint_names, KEYS, why_not=why_not,
+                              lists=("envelope",))
+    return {joint: _drive(path, joint, entry) for joint, entry in entries.items()}
+
+
+def checked_drives(drives, coords, source="actuators"):
+    """{joint: Drive} given to the library, checked as a YAML file's are (joints of the trajectory,
+    every value in its range)."""
+    from .errors import shown
+
+    if not isinstance(drives, dict):
+        raise RneaError(source, None, f"expected {{joint: rnea_cli.actuators.Drive}} or a YAML path, got "
+                                      f"{type(drives).__name__}")
+    out = {}
+    for joint, drive in drives.items():
+        if joint not in coords.joint_names:
+            raise RneaError(source, None, f"no joint {shown(joint)} among the trajectory's joints")
+        if not isinstance(drive, Drive):
+            raise RneaError(source, joint, f"expected a rnea_cli.actuators.Drive, got {type(drive).__name__}")
+        entry = {key: getattr(drive, key) for key in KEYS if getattr(drive, key) is not None}
+        if "envelope" in entry:
+            entry["envelope"] = [list(pair) if isinstance(pair, (tuple, list)) else pair for pair in entry["envelope"]]
         for key, value in entry.items():
-            where = f"{joint}.{key}"
-            if key == "envelope":
-                entry[key] = _envelope(path, where, value)
-            elif key in POSITIVE and not value > 0:
-                raise RneaError(path, where, f"must be above 0, got {value!r}")
-            elif key == "efficiency" and not 0 < value <= 1:
-                raise RneaError(path, where, f"must be in (0, 1], got {value!r}")
-            elif value < 0:
-                raise RneaError(path, where, f"must be at least 0, got {value!r}")
-            elif abs(value) > HUGE:
-                raise RneaError(path, where, f"{value!r} is too large: the torques it takes part in would overflow")
-        drive = Drive(**entry, source=str(path))
-        for what, value in (("1 / (gear_ratio efficiency)", 1.0 / (drive.gear_ratio * drive.efficiency)),
-                            ("1 / torque_constant", 1.0 / (drive.torque_constant or 1.0)),
-                            ("gear_ratio^2 rotor_inertia", drive.armature), ("gear_ratio", drive.gear_ratio)):
-            if not abs(value) <= HUGE:
-                raise RneaError(path, joint, f"{what} is {value:.3g}: the torques it takes part in would overflow")
-        if drive.thermal_window is not None and drive.continuous_torque is None:
-            raise RneaError(path, f"{joint}.thermal_window", "is the window of continuous_torque, which is not given")
-        drives[joint] = drive
-    return drives
+            if key != "envelope" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise RneaError(source, f"{joint}.{key}", f"expected a number, got {shown(value)}")
+        out[joint] = _drive(drive.source or source, joint, entry)
+    return out
+
+
+def _drive(path, joint, entry):
+    """The Drive of one joint's entry {key: number, envelope: [[speed, torque], ...]}, every value checked."""
+    entry = dict(entry)
+    for key, value in entry.items():
+        where = f"{joint}.{key}"
+        if key == "envelope":
+            entry[key] = _envelope(path, where, value)
+        elif key in POSITIVE and not value > 0:
+            raise RneaError(path, where, f"must be above 0, got {value!r}")
+        elif key == "efficiency" and not 0 < value <= 1:
+            raise RneaError(path, where, f"must be in (0, 1], got {value!r}")
+        elif not value >= 0:
+            raise RneaError(path, where, f"must be at least 0, got {value!r}")
+        elif abs(value) > HUGE:
+            raise RneaError(path, where, f"{value!r} is too large: the torques it takes part in would overflow")
+    drive = Drive(**{k: float(v) if k != "envelope" else v for k, v in entry.items()}, source=str(path))
+    for what, value in (("1 / (gear_ratio efficiency)", 1.0 / (drive.gear_ratio * drive.efficiency)),
+                        ("1 / torque_constant", 1.0 / (drive.torque_constant or 1.0)),
+                        ("gear_ratio^2 rotor_inertia", drive.armature), ("gear_ratio", drive.gear_ratio)):
+        if not abs(value) <= HUGE:
+            raise RneaError(path, joint, f"{what} is {value:.3g}: the torques it takes part in would overflow")
+    if drive.thermal_window is not None and drive.continuous_torque is None:
+        raise RneaError(path, f"{joint}.thermal_window", "is the window of continuous_torque, which is not given")
+    return drive
 
 
 def _envelope(path, where, value):

@@ -18,20 +18,20 @@ def limit_text(check, u):
     return f"{check.limit:.6g} {u}"
 
 
-def verdict(result, strict):
-    """One line: OK or FAIL, and why."""
+def verdict(result, strict, name=str):
+    """One line: OK or FAIL, and why. name: how a joint's name is written (Markdown: as code)."""
     bad = result.violations
     unchecked = result.unchecked
     if bad:
-        what = ", ".join(f"{c.joint} {c.quantity}" for c in bad[:6]) + (", ..." if len(bad) > 6 else "")
+        what = ", ".join(f"{name(c.joint)} {c.quantity}" for c in bad[:6]) + (", ..." if len(bad) > 6 else "")
         line = f"FAIL: {len(bad)} limit{'s' if len(bad) > 1 else ''} exceeded ({what})"
     elif strict and unchecked:
         line = f"FAIL: {len(unchecked)} unchecked (--strict)"
     else:
         line = f"OK: {len(result.checks)} checks within limits over {result.samples} samples"
     if unchecked:
-        line += f"; {len(unchecked)} unchecked (no limit): " + ", ".join(f"{j} {q}" for j, q in unchecked[:6]) + (
-            ", ..." if len(unchecked) > 6 else "")
+        line += f"; {len(unchecked)} unchecked (no limit): " + ", ".join(f"{name(j)} {q}" for j, q in unchecked[:6]) \
+            + (", ..." if len(unchecked) > 6 else "")
     if result.margin != 1.0:
         line += f"; margin {result.margin:g}"
     if result.effort_terms:
@@ -96,87 +96,112 @@ def check_json(model, result, strict, source):
 
 def check_junit(model, result, strict, source):
     """JUnit XML: one test case per joint and quantity; a <failure> per violation."""
-    from xml.sax.saxutils import quoteattr as quote
+    return junit_document([junit_suite(model, result, strict, source)])
 
+
+def junit_suite(model, result, strict, source):
+    """The <testsuite> element of one trajectory's check."""
+    import xml.etree.ElementTree as ET
+
+    classname = "rnea.check." + (model.name or "robot")
+    suite = ET.Element("testsuite", name=_xml(f"rnea check {source}"))
+    for c in result.checks:
+        case = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(f"{c.joint}.{c.quantity}"))
+        if not c.ok:
+            ET.SubElement(case, "failure", message=_xml(c.describe() + f" ({percent(c.utilisation)} of allowed)"),
+                          type="limit")
+    for joint, quantity in result.unchecked:
+        case = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(f"{joint}.{quantity}"))
+        ET.SubElement(case, "failure" if strict else "skipped", message=_xml(f"no {quantity} limit for {joint}"))
+    failures = len(result.violations) + (len(result.unchecked) if strict else 0)
+    _count(suite, len(suite), failures, 0, 0 if strict else len(result.unchecked))
+    return suite
+
+
+def junit_error_suite(source, message, kind):
+    """The <testsuite> of a trajectory that could not be checked: one test case, its <error>."""
+    import xml.etree.ElementTree as ET
+
+    suite = ET.Element("testsuite", name=_xml(f"rnea check {source}"))
+    case = ET.SubElement(suite, "testcase", classname="rnea.check", name="input")
+    ET.SubElement(case, "error", message=_xml(message), type=kind)
+    return _count(suite, 1, 0, 1, 0)
+
+
+JUNIT_TOTALS = ("tests", "failures", "errors", "skipped")
+
+
+def _count(suite, *numbers):
+    for key, number in zip(JUNIT_TOTALS, numbers):
+        suite.set(key, str(number))
+    return suite
+
+
+def junit_document(suites):
+    """<testsuites> of the suites, with their totals, as XML text (written by ElementTree)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites")
+    _count(root, *(sum(int(s.get(key)) for s in suites) for key in JUNIT_TOTALS))
+    root.extend(suites)
+    ET.indent(root, " ")
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _xml(text):
+    """An attribute's text: XML 1.0 holds no control characters, so they are escaped as text."""
     from .errors import printable
 
-    def quoteattr(text):  # XML 1.0 has no control characters: escaped as text
-        return quote(printable(text, 2000))
-
-    cases = []
-    for c in result.checks:
-        name = quoteattr(f"{c.joint}.{c.quantity}")
-        head = f'  <testcase classname={quoteattr("rnea.check." + (model.name or "robot"))} name={name}'
-        if c.ok:
-            cases.append(head + "/>")
-        else:
-            message = c.describe() + f" ({percent(c.utilisation)} of allowed)"
-            cases.append(f"{head}>\n    <failure message={quoteattr(message)} type=\"limit\"/>\n  </testcase>")
-    for joint, quantity in result.unchecked:
-        name = quoteattr(f"{joint}.{quantity}")
-        head = f'  <testcase classname={quoteattr("rnea.check." + (model.name or "robot"))} name={name}'
-        tag = "failure" if strict else "skipped"
-        cases.append(f'{head}>\n    <{tag} message={quoteattr(f"no {quantity} limit for {joint}")}/>\n  </testcase>')
-    failures = len(result.violations) + (len(result.unchecked) if strict else 0)
-    skipped = 0 if strict else len(result.unchecked)
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}">\n'
-            f' <testsuite name={quoteattr("rnea check " + source)} tests="{len(cases)}" failures="{failures}" '
-            f'errors="0" skipped="{skipped}">\n' + "\n".join(cases) + "\n </testsuite>\n</testsuites>\n")
+    return printable(text, 2000)
 
 
 def bad_input(fmt, source, message, kind="bad input"):
     """The report of a trajectory that could not be checked (one among several), in a check format:
-    JUnit a suite with one <error>, GitHub an ::error, Markdown a heading and the message, text a
-    line of the message. kind: 'bad input', or 'internal error' for a bug of ours."""
-    from xml.sax.saxutils import quoteattr
-
+    GitHub an ::error, Markdown a heading and the message, text a line of the message (JUnit:
+    junit_error_suite). kind: 'bad input', or 'internal error' for a bug of ours."""
     from .errors import printable
 
     message = printable(message.removeprefix("rnea: error: "), 2000)
-    if fmt == "junit":
-        return (f' <testsuite name={quoteattr("rnea check " + printable(source, 2000))} tests="1" failures="0" '
-                f'errors="1" skipped="0">\n  <testcase classname="rnea.check" name="input">\n'
-                f'    <error message={quoteattr(message)} type={quoteattr(kind)}/>\n  </testcase>\n </testsuite>')
     if fmt == "github":
-        def esc(text):
-            return text.replace("%", "%25")
-
-        where = esc(printable(source, 2000)).replace(":", "%3A").replace(",", "%2C")
-        return f"::error file={where},title=rnea check%3A {kind}::{esc(message)}\n"
+        return f"::error file={_property(source)},title={_property(f'rnea check: {kind}')}::{_data(message)}\n"
     if fmt == "markdown":
-        return f"### ⚠️ rnea check: {_md(source)}\n\n{kind.upper()}: {_md(message)}\n"
+        return f"### ⚠️ rnea check: {_code(source)}\n\n{kind.upper()}: {_code(message)}\n"
     return f"{kind.upper()}: {message}\n"  # text
+
+
+def _data(text):
+    """The message of a GitHub workflow command (::error ...::message), on one line: %, CR and LF
+    escaped as the runner reads them (%25, %0D, %0A), other control characters as text."""
+    from .errors import printable
+
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"), 4000)
+
+
+def _property(text):
+    """A property of a GitHub workflow command (file=, title=): as _data, and : and , as %3A, %2C."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def check_github(result, strict, source, line_of):
     """GitHub workflow commands: an ::error at the trajectory row of each first violation."""
-    from .errors import printable
-
-    def esc(text):
-        return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"), 4000)
-
-    def prop(text):
-        return esc(text).replace(":", "%3A").replace(",", "%2C")
-
     lines = []
     for c in result.violations:
         line = line_of(c.first_sample) if c.first_sample is not None else None
-        loc = f"file={prop(source)}" + (f",line={line}" if line is not None else "")
-        lines.append(f"::error {loc},title={prop('rnea check: ' + c.joint + ' ' + c.quantity)}::"
-                     + esc(c.describe() + f" ({percent(c.utilisation)} of allowed)"))
+        loc = f"file={_property(source)}" + (f",line={line}" if line is not None else "")
+        lines.append(f"::error {loc},title={_property('rnea check: ' + c.joint + ' ' + c.quantity)}::"
+                     + _data(c.describe() + f" ({percent(c.utilisation)} of allowed)"))
     for joint, quantity in result.unchecked:
         kind = "error" if strict else "warning"
-        lines.append(f"::{kind} file={prop(source)}::" + esc(f"{joint} {quantity} unchecked: no limit"))
+        lines.append(f"::{kind} file={_property(source)}::" + _data(f"{joint} {quantity} unchecked: no limit"))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def check_markdown(model, result, strict, source, has_time):
     """For a GitHub job summary: the verdict, the checks at 80 % of their limit or more (worst
-    first, with the first violation), and the unchecked limits."""
+    first, with the first violation), and the unchecked limits. Names are code spans."""
     joints = {j.name: j for j in model.joints}
     failed = bool(result.violations) or (strict and bool(result.unchecked))
-    lines = [f"### {'❌' if failed else '✅'} rnea check: {_md(source)}", "", _md(verdict(result, strict)), ""]
+    lines = [f"### {'❌' if failed else '✅'} rnea check: {_code(source)}", "", verdict(result, strict, _code), ""]
     near = sorted((c for c in result.checks if not c.ok or c.utilisation >= 0.8), key=lambda c: -c.utilisation)
     if near:
         lines += ["| joint | quantity | worst | limit | use | first over at | samples over |",
@@ -185,18 +210,28 @@ def check_markdown(model, result, strict, source, has_time):
             u = unit(joints[c.joint], c.quantity)
             first = first_over(c, has_time)
             mark = "🔴 " if not c.ok else "🟡 "
-            lines.append(f"| {_md(c.joint)} | {c.quantity} | {c.worst:.4g} {u} | {_md(limit_text(c, u))} | "
+            lines.append(f"| {_code(c.joint, table=True)} | {c.quantity} | {c.worst:.4g} {u} | {limit_text(c, u)} | "
                          f"{mark}{percent(c.utilisation)} | {first} | {c.count} |")
     else:
         lines.append(f"Every one of the {len(result.checks)} checks is below 80 % of its limit.")
     if result.unchecked:
-        lines += ["", "**Unchecked** (no limit): " + ", ".join(f"{_md(j)} {q}" for j, q in result.unchecked)]
+        lines += ["", "**Unchecked** (no limit): " + ", ".join(f"{_code(j)} {q}" for j, q in result.unchecked)]
     return "\n".join(lines) + "\n"
 
 
-def _md(text):
-    """Text for a Markdown table cell: no pipes, no line breaks, no markup, no control characters."""
+def _code(text, table=False):
+    """A name as a GitHub-flavoured Markdown code span: nothing in it is markup (emphasis, links,
+    autolinks, HTML, emoji codes, mentions), on one line (errors.printable); in a table cell its
+    pipes escaped, which the table reads back as pipes. The fence is one backtick longer than the
+    longest run of them in the name; a space pads it where the reader takes one off each end (a
+    name that starts or ends with a backtick, or with a space at both ends)."""
+    import re
+
     from .errors import printable
 
-    text = printable(str(text).replace("\n", " "), 1000)
-    return "".join("\\" + ch if ch in "\\`*_[]<>|#" else ch for ch in str(text).replace("\n", " "))
+    text = printable(text, 1000)
+    if table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if "`" in (text[:1], text[-1:]) or (text[:1] == text[-1:] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

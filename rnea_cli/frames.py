@@ -5,7 +5,9 @@
 or RecordBatch, with the CSV's column names, and returns the same kind with `time` (when given)
 and the columns `rnea torques` writes for the same options. `check_frame(model, frame, ...)`
 returns a CheckSummary of the partition; summaries combine associatively (`a.merge(b)`) into the
-whole run's verdict, so that a cluster checks a dataset without gathering it.
+whole run's verdict, to the bit, so that a cluster checks a dataset without gathering it. A motor
+RMS over a thermal window does not merge (its windows cross the partitions' borders): merging
+such summaries raises RneaError. The options are checked as the CLI checks them (options.py).
 
 Finite differences need neighbours: a partition is taken as a whole trajectory. Split one
 trajectory across partitions only when its rows carry qd and qdd (else the derived rates at
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import derive
+from . import derive, options
 from .engine import GRAVITY
 from .errors import RneaError
 from .model import Coordinates
@@ -50,14 +52,12 @@ def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, float
                 actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None):
     """The CheckSummary of a frame's rows. limits: a --limits YAML path, or None for the URDF's.
     The frame may come first, as for torques_frame."""
-    from .limits import LimitCheck, joint_limits, load_limits_file
+    from .limits import limit_check
 
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
     run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
-    overrides = load_limits_file(limits, model) if limits else None
-    check = LimitCheck(model, run.coords, joint_limits(model, overrides, limits)[0], margin,
-                       effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    check, _ = limit_check(model, run.coords, run.pipeline, limits, margin)
     for block in run.pipeline.blocks(run.traj):
         check.update(block)
     check.finish()
@@ -69,27 +69,33 @@ class _Run:
 
     def __init__(self, model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees,
                  dt, static):
-        from .actuators import Drive, load_drives
+        from .actuators import checked_drives, load_drives
 
+        gravity, dt = options.vector3(gravity, "gravity"), options.optional_positive(dt, "dt")
+        friction, split, mimic, degrees, static = (options.flag(value, name) for value, name in (
+            (friction, "friction"), (split, "split"), (mimic, "mimic"), (degrees, "degrees"), (static, "static")))
+        floating = model.floating if floating is None else options.flag(floating, "floating")
+        wrench_frame = options.choice(wrench_frame, "wrench_frame", ("world", "link"))
         self.coords = Coordinates(model, mimic=mimic)
-        floating = model.floating if floating is None else floating
+        if isinstance(actuators, dict):
+            drives = checked_drives(actuators, self.coords)
+        else:
+            drives = load_drives(actuators, self.coords) if actuators is not None else {}
         layout = Layout(self.coords, floating, [link.name for link in model.links])
         traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout))
         self.traj = derive.prepare(traj, self.coords, degrees=degrees, dt=dt, floating=floating, static=static)
-        if isinstance(actuators, dict):
-            if not all(isinstance(d, Drive) for d in actuators.values()):
-                raise RneaError("actuators", None, "expected {joint: rnea_cli.actuators.Drive} or a YAML path")
-            drives = actuators
-        else:
-            drives = load_drives(actuators, self.coords) if actuators else {}
         self.pipeline = Pipeline(model, self.coords, gravity=gravity, floating=floating, wrench_frame=wrench_frame,
                                  friction=friction, drives=drives, split=split)
 
 
 def _model_first(a, b):
+    """(model, frame), whichever came first; a model that is not a Model is refused."""
     from .model import Model
 
-    return (b, a) if isinstance(b, Model) and not isinstance(a, Model) else (a, b)
+    model, frame = (b, a) if isinstance(b, Model) and not isinstance(a, Model) else (a, b)
+    if not isinstance(model, Model):
+        raise RneaError("model", None, f"expected a rnea_cli.Model (load_robot(path)), got {type(model).__name__}")
+    return model, frame
 
 
 def _as_arrow(frame):
@@ -100,13 +106,17 @@ def _as_arrow(frame):
         return "arrow", frame
     if isinstance(frame, pa.RecordBatch):
         return "batch", pa.Table.from_batches([frame])
-    module = type(frame).__module__.split(".")[0]
-    if module == "polars":
-        return "polars", frame.to_arrow()
-    if module == "pandas":
-        return "pandas", pa.Table.from_pandas(frame, preserve_index=False)
+    module, name = type(frame).__module__.split(".")[0], type(frame).__name__
+    try:
+        if module == "polars" and name == "DataFrame":
+            return "polars", frame.to_arrow()
+        if module == "pandas" and name == "DataFrame":
+            return "pandas", pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError) as exc:  # a column pyarrow cannot hold
+        raise RneaError(LABEL, None, f"cannot be read as a table: {exc}") from None
+    hint = " (collect() it first)" if name == "LazyFrame" else ""
     raise RneaError(LABEL, None, f"expected a pandas or polars DataFrame, or a pyarrow Table or RecordBatch, got "
-                                 f"{type(frame).__name__}")
+                                 f"{module}.{name}{hint}")
 
 
 def _like(kind, table):
@@ -123,7 +133,10 @@ def _like(kind, table):
 
 @dataclass
 class CheckedLimit:
-    """One joint and quantity of a partition, in a form that merges with the next partition's."""
+    """One joint and quantity of a partition, in a form that merges with the next partition's into
+    exactly what the whole run gives: peaks and counts by comparison and sums, an RMS over the run
+    from its exact sum of squares. A motor RMS over a thermal window does not merge: its windows
+    cross the partitions' borders."""
 
     joint: str
     quantity: str
@@ -134,29 +147,42 @@ class CheckedLimit:
     count: int
     first_time: float | None
     first_value: float | None
-    samples: int = 0  # for RMS limits (whose worst is the RMS): the samples it is over
+    samples: int = 0  # for RMS limits (whose worst is the RMS): the samples it is of
+    squares: object = None  # for RMS limits: the stats.ExactSum of their squares
+    window: float | None = None  # motor_rms: the drive's thermal window (s)
 
     def merge(self, other):
+        if self.window or other.window:
+            window = self.window or other.window
+            raise RneaError(LABEL, None, f"{self.joint} motor_rms is over a thermal window of {window:g} s, whose "
+                                         "windows cross the partitions' borders: its summaries do not merge (check "
+                                         "the run whole, e.g. with rnea check)")
         best = self if self.utilisation >= other.utilisation else other
         first = self if self.count and (not other.count or _earlier(self.first_time, other.first_time)) else other
         merged = replace(best, count=self.count + other.count, first_time=first.first_time,
-                         first_value=first.first_value, samples=self.samples + other.samples)
-        if merged.samples and self.allowed:
-            rms = _merged_rms(self, other)
-            merged = replace(merged, worst=rms, utilisation=rms / self.allowed, count=int(rms > self.allowed))
+                         first_value=first.first_value)
+        if self.squares is not None:  # an RMS over the run, from the exact sum of both partitions' squares
+            from .stats import ExactSum
+
+            squares = ExactSum(1).merge(self.squares).merge(other.squares)
+            samples = self.samples + other.samples
+            rms = _rms(squares, samples)
+            with np.errstate(all="ignore"):
+                use = rms / self.allowed
+            merged = replace(merged, worst=rms, utilisation=use, count=int(use > 1), samples=samples, squares=squares)
         return merged
 
     def to_json(self):
-        return {k: v for k, v in self.__dict__.items() if k != "samples"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("samples", "squares", "window")}
 
 
-def _merged_rms(a, b):
-    """The RMS over both partitions' samples, relative to the larger (no overflow of the squares)."""
-    top = max(a.worst, b.worst)
-    if top == 0:
-        return 0.0
-    return float(top * np.sqrt(((a.worst / top) ** 2 * a.samples + (b.worst / top) ** 2 * b.samples)
-                               / (a.samples + b.samples)))
+def _rms(squares, samples):
+    """As stats.Peaks.rms, of one column's exact sum of squares."""
+    from fractions import Fraction
+
+    from .stats import exact_sqrt
+
+    return exact_sqrt(squares.fractions()[0] / Fraction(max(samples, 1)))
 
 
 def _earlier(a, b):
@@ -175,9 +201,11 @@ class CheckSummary:
     def of(cls, check):
         limits = []
         for c in check.checks:
-            whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
+            window = check.drives[c.joint].thermal_window if c.quantity == "motor_rms" else None
+            whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not window)
             limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, check.samples if whole_run else 0))
+                                       c.first_time, c.first_value, check.samples if whole_run else 0,
+                                       check.squares(c) if whole_run else None, window))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import options
 from .errors import RneaError
 from .jointfile import read_joint_file
 from .report import time_text
@@ -71,7 +72,7 @@ def joint_limits(model, overrides=None, source=None):
 def load_limits_file(path, model):
     """{joint: {key: value or None}} from YAML: `joint: {effort: .., velocity: .., lower: .., upper: ..,
     rms_effort: ..}`; null removes a limit."""
-    out = read_joint_file(path, model.joint_names, KEYS, nullable=True)
+    out = read_joint_file(options.path(path, "limits"), model.joint_names, KEYS, nullable=True)
     for joint, entry in out.items():
         for key, value in entry.items():
             if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
@@ -80,6 +81,15 @@ def load_limits_file(path, model):
         if lower is not None and upper is not None and lower >= upper:
             raise RneaError(path, joint, f"lower {lower!r} is not below upper {upper!r}")
     return out
+
+
+def limit_check(model, coords, pipeline, limits_file=None, margin=1.0):
+    """(LimitCheck of a pipeline's efforts against the URDF's limits and those of limits_file, the
+    notes on the URDF's limits): what `rnea check` and frames.check_frame both check."""
+    overrides = load_limits_file(limits_file, model) if limits_file is not None else None
+    limits, notes = joint_limits(model, overrides, limits_file)
+    check = LimitCheck(model, coords, limits, margin, effort_terms=pipeline.effort_terms, drives=pipeline.drives)
+    return check, notes
 
 
 @dataclass
@@ -150,6 +160,7 @@ class LimitCheck:
     def __init__(self, model, coords, limits, margin=1.0, effort_terms=(), drives=None):
         """effort_terms: what the torques passed to `update` include besides the rigid-body
         torque ('friction', 'armature'), for the reports."""
+        margin = options.positive(margin, "margin")
         self.coords, self.margin, self.effort_terms = coords, margin, tuple(effort_terms)
         self.checks, self.unchecked = [], []
         self.plan = []  # (check, index into the model's joints or the columns, quantity)
@@ -187,7 +198,8 @@ class LimitCheck:
         self.drives = drives or {}
         self._tau = Peaks(coords.n)  # for the RMS over the whole trajectory
         self._motor = Peaks(coords.n)
-        self._windows = {c.joint: ThermalWindow(c.window) for c, _, q in self.plan if q == "motor_rms" and c.window}
+        self._windows = {c.joint: ThermalWindow(c.window, c.allowed) for c, _, q in self.plan
+                         if q == "motor_rms" and c.window}
 
     def update(self, block):
         """Check a pipeline Block: its effort, and the motion of every joint (followers expanded)."""
@@ -291,6 +303,16 @@ class LimitCheck:
     @property
     def samples(self):
         return self._tau.count
+
+    def squares(self, check):
+        """The exact sum of squares (stats.ExactSum of one column) a whole-run RMS check is of."""
+        from .stats import ExactSum
+
+        column = next(i for c, i, _ in self.plan if c is check)
+        source = self._tau if check.quantity == "rms_effort" else self._motor
+        one = ExactSum(1)
+        one.buckets = source.squares.buckets[column:column + 1].copy()
+        return one
 
 
 def _finite_allowed(check):

@@ -205,10 +205,27 @@ def energy_table(coords, energy, plain):
     table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     for title in ("joint", "peak |power|", "energy drawn", "energy regenerated"):
         table.add_column(title, justify="left" if title == "joint" else "right", no_wrap=True)
+    drawn, regenerated = energy.drawn, energy.regenerated
     for i, joint in enumerate(coords.joints):
-        add_row(table, joint.name, f"{fmt(energy.peaks.peak[i])} W", f"{fmt(energy.drawn[i])} J",
-                f"{fmt(0.0 - energy.regenerated[i])} J")
+        add_row(table, joint.name, f"{fmt(energy.peaks.peak[i])} W", f"{fmt(drawn[i])} J",
+                f"{fmt(0.0 - regenerated[i])} J")
     return table
+
+
+COMPARISON = ("rms", "max", "correlation", "scale", "offset")
+
+
+def comparison_csv(joints):
+    """`rnea compare --format csv`: a row per joint, written by the csv module (a joint's name may
+    hold a comma, a quote or a line break); an undetermined value is an empty cell."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("joint",) + COMPARISON)
+    writer.writerows([j["joint"]] + ["" if j[k] is None else repr(j[k]) for k in COMPARISON] for j in joints)
+    return out.getvalue()
 
 
 def comparison_table(coords, joints, plain):

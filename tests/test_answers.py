@@ -244,6 +244,9 @@ def utilisation(quantity, entry, drives, k, j, gravity):
     ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, 9.81),
     ("motor_speed", {"max_speed": 150.0}, -9.81),
     ("envelope", {"envelope": [[0, 0.5], [100, 0.45], [160, 0.2]]}, -9.81),
+    # below its first speed the envelope allows its first torque, in scale as in check
+    ("envelope", {"envelope": [[100, 0.45], [160, 0.2]]}, -9.81),
+    ("envelope", {"envelope": [[140, 0.4], [160, 0.2]]}, 9.81),
     ("motor_rms", {"continuous_torque": 0.3}, -9.81),
     ("motor_rms", {"continuous_torque": 0.42, "thermal_window": 0.5}, -9.81),
     ("motor_rms", {"continuous_torque": 0.25, "efficiency": 1.0}, -9.81),
@@ -273,6 +276,33 @@ def test_each_motor_limit_binds_at_the_speed_factor(tmp_path, quantity, extra, g
     assert utilisation(quantity, entry, drives, k * (1 + 1e-6), 1, g) > 1
 
 
+@pytest.mark.parametrize("envelope", [[[200, 0.5], [400, 0.1]], [[0, 0.5], [200, 0.5], [400, 0.1]]])
+def test_scale_and_check_read_an_envelope_alike_below_its_first_speed(tmp_path, envelope):
+    """The envelope holds its first torque below its first speed, in scale as in check: at the
+    factor scale gives, check finds the envelope met exactly; a little faster, broken (scale
+    took the curve below 200 rad/s as no limit, and called planar2 feasible at 1.27)."""
+    frame = pl.read_csv(ROBOTS / "planar2_traj.csv")
+    names = ("shoulder", "elbow")
+    t = frame["time"].to_numpy()
+    q, qd, qdd = (frame.select([f"{p}_{j}" for j in names]).to_numpy() for p in ("q", "qd", "qdd"))
+    drives = tmp_path / "drives.yaml"
+    drives.write_text(json.dumps({"shoulder": {"gear_ratio": 10, "envelope": envelope}}))
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(json.dumps({j: {"velocity": 1e9} for j in names}))
+    args = ["--actuators", drives, "--limits", limits]
+    doc = json.loads(ok("scale", ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv", "--format", "json", *args,
+                        code=1).stdout)
+    assert doc["limiting"]["quantity"] == "envelope", doc
+    k = doc["factor"]
+    uses = []
+    for factor in (k * (1 - 1e-6), k, k * (1 + 1e-6)):
+        scaled = write_csv(tmp_path / f"{factor!r}.csv", {"time": t / factor, **joint_columns(names, q, factor * qd,
+                                                                                              factor ** 2 * qdd)})
+        checked = json.loads(run("check", ROBOTS / "planar2.urdf", scaled, "--format", "json", *args).stdout)
+        uses.append(next(c["utilisation"] for c in checked["checks"] if c["quantity"] == "envelope"))
+    assert uses[0] < 1 < uses[2] and uses[1] == pytest.approx(1.0, rel=1e-9), uses
+
+
 def test_a_pose_held_still_is_exactly_still(tmp_path):
     """q constant on jittered stamps: the differences are exactly 0 (not round-off), so the speed
     factor is unbounded, and compare fits no line to a constant model effort (null, not noise)."""
@@ -286,6 +316,36 @@ def test_a_pose_held_still_is_exactly_still(tmp_path):
     doc = json.loads(ok("compare", ARM, measured, "--format", "json").stdout)
     assert len(doc["joints"]) == len(JOINTS)
     assert all(j["scale"] is None and j["correlation"] is None and j["offset"] is None for j in doc["joints"])
+
+
+def test_what_the_data_do_not_determine_is_not_fitted(tmp_path):
+    """planar2 moving 1e-150 rad, its measured effort a constant 0.3 (whose mean is 1 ulp off):
+    compare fitted a scale of 7e118 to the round-off of the deviations, scale called a motion of
+    1e-270 rad feasible 6e135 times as fast, payload its capacity 1.6e272 kg. Now: no fit (null),
+    and no factor or capacity beyond 1e6 (unbounded)."""
+    t = np.arange(200) * 0.01
+    names = ("shoulder", "elbow")
+    assert np.full(200, 0.3).mean() != 0.3  # (the round-off the fit took for a slope)
+    for amplitude in (1e-150, 1e-270):
+        q = amplitude * np.sin(t)[:, None] * [1.0, 1.0]
+        path = write_csv(tmp_path / f"{amplitude:g}.csv", {"time": t, **joint_columns(names, q, -q[::-1], -q),
+                                                           **{f"effort_{j}": np.full(200, 0.3) for j in names}})
+        compared = json.loads(ok("compare", ROBOTS / "planar2.urdf", path, "--format", "json").stdout)
+        assert all(j[key] is None for j in compared["joints"] for key in ("scale", "offset", "correlation"))
+        assert [j["rms"] for j in compared["joints"]] == [0.3, 0.3]
+        scaled = json.loads(ok("scale", ROBOTS / "planar2.urdf", path, "--format", "json").stdout)
+        assert (scaled["factor"], scaled["unbounded"], scaled["limiting"]) == (None, True, None)
+        carried = json.loads(ok("payload", ROBOTS / "planar2.urdf", path, "--link", "forearm", "--format",
+                                "json").stdout)  # (it was 1.6e152 kg, and 1.6e272)
+        assert (carried["max_payload"], carried["unbounded"], carried["limiting"]) == (None, True, None)
+    text = ok("scale", ROBOTS / "planar2.urdf", path).stdout
+    assert text == "speed factor: unbounded (no checked limit binds below 1e+06 times the planned speed)\n"
+    moving = write_csv(tmp_path / "moving.csv", {"time": t, **joint_columns(names, np.sin(t)[:, None] * [1.0, 1.0],
+                                                                            np.cos(t)[:, None] * [1.0, 1.0],
+                                                                            -np.sin(t)[:, None] * [1.0, 1.0]),
+                                                 **{f"effort_{j}": np.full(200, 0.3) for j in names}})
+    compared = json.loads(ok("compare", ROBOTS / "planar2.urdf", moving, "--format", "json").stdout)
+    assert [(j["scale"], j["offset"], j["correlation"]) for j in compared["joints"]] == [(0.0, 0.3, None)] * 2
 
 
 def test_scale_below_one_exits_1(tmp_path):

@@ -191,8 +191,8 @@ def test_markdown_for_a_job_summary(tmp_path):
     result = run("check", ARM, ARM_CSV, "--limits", limits, "--format", "markdown")
     assert result.exit_code == 1
     text = result.stdout
-    assert text.startswith("### ❌ rnea check: ") and "FAIL: 1 limit exceeded (arm7\\_joint2 effort)" in text
-    rows = [line for line in text.splitlines() if line.startswith("| arm7")]
+    assert text.startswith("### ❌ rnea check: ") and "FAIL: 1 limit exceeded (`arm7_joint2` effort)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `arm7")]
     from oracle import pin_model, pin_rnea
 
     frame = pl.read_csv(ARM_CSV)
@@ -201,12 +201,12 @@ def test_markdown_for_a_job_summary(tmp_path):
                                             for p in ("q", "qd", "qdd")))
     over = np.abs(tau[:, 1]) > 45
     first = frame["time"][int(np.argmax(over))]
-    assert rows[0].startswith("| arm7\\_joint2 | effort |")
+    assert rows[0].startswith("| `arm7_joint2` | effort |")
     assert f"🔴 {100 * np.abs(tau[:, 1]).max() / 45:.0f} % | {first:g} s | {over.sum()} |" in rows[0], rows[0]
     near = f"🟡 {100 * np.abs(tau[:, 0]).max() / 4:.0f} %"
-    assert any(r.startswith("| arm7\\_joint1 | effort |") and near in r for r in rows)
+    assert any(r.startswith("| `arm7_joint1` | effort |") and near in r for r in rows)
     assert all("🟡" in r or "🔴" in r for r in rows)  # only those at 80 % or more
-    assert "**Unchecked** (no limit): arm7\\_joint7 velocity" in text
+    assert "**Unchecked** (no limit): `arm7_joint7` velocity" in text
 
 
 def test_sparklines_keep_every_peak():

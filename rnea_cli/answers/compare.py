@@ -7,6 +7,8 @@ import numpy as np
 from ..errors import RneaError
 from ..stats import Peaks
 
+RESOLVED = 2.0 ** -26  # a spread below this share of the values' size is round-off's to decide (sqrt of eps)
+
 
 class Comparison:
     def __init__(self, n):
@@ -41,26 +43,33 @@ class Comparison:
         self.count = total
 
     def joints(self, names, label="compare"):
-        """Per joint: rms, max, correlation, scale, offset (None where the model's effort is constant)."""
+        """Per joint: rms, max, correlation, scale, offset; None where the data do not determine
+        them: the fit where the model's effort varies by no more than RESOLVED of the efforts'
+        size (round-off in the deviations, about 1e-16 of it, would be most of the slope: a
+        constant measurement fitted a scale of 7e118), the correlation where either effort does."""
         out = []
         rms = self.residual.rms
         for j, name in enumerate(names):
-            var_model, var_measured = self.m2[0, j], self.m2[1, j]
-            # a constant is exactly so: its round-off variance (x - mean, 1 ulp) fits no line
+            var_model, var_measured, cross = self.m2[0, j], self.m2[1, j], self.cross[j]
+            # a constant is exactly so: its round-off deviations (x - mean, 1 ulp) fit no line
             if self.low[0, j] == self.high[0, j]:
-                var_model = 0.0
+                var_model = cross = 0.0
             if self.low[1, j] == self.high[1, j]:
-                var_measured = 0.0
+                var_measured = cross = 0.0
+            size = np.abs([self.low[:, j], self.high[:, j]]).max(axis=0)  # model, measured
+            mean = np.where(self.low[:, j] == self.high[:, j], self.low[:, j], self.mean[:, j])  # a constant: itself
             with np.errstate(all="ignore"):
-                scale = float(self.cross[j] / var_model) if var_model > 0 else None
-                denominator = np.sqrt(var_model) * np.sqrt(var_measured)
+                spread = np.sqrt(np.array([var_model, var_measured]) / self.count)
+                fitted = spread[0] > RESOLVED * size.max()
+                correlated = (spread > RESOLVED * size).all()
+                scale = float(cross / var_model) if fitted else None
                 row = {"joint": name, "rms": float(rms[j]), "max": float(self.residual.peak[j]),
-                       "correlation": float(np.clip(self.cross[j] / denominator, -1, 1)) if denominator > 0
-                       else None,
+                       "correlation": float(np.clip(cross / np.sqrt(var_model) / np.sqrt(var_measured), -1, 1))
+                       if correlated else None,
                        "scale": scale,
-                       "offset": None if scale is None else float(self.mean[1, j] - scale * self.mean[0, j])}
+                       "offset": None if scale is None else float(mean[1] - scale * mean[0])}
             bad = [key for key, value in row.items() if isinstance(value, float) and not np.isfinite(value)]
-            if bad or not np.isfinite([var_model, var_measured, self.cross[j]]).all():
+            if bad or not np.isfinite([var_model, var_measured, cross]).all():
                 raise RneaError(label, None, f"joint {name}: the efforts are too large, or too alike, for their "
                                              f"{', '.join(bad) or 'correlation and fit'} (values up to "
                                              f"{float(np.abs([self.low[:, j], self.high[:, j]]).max()):.3g})")

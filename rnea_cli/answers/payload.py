@@ -18,6 +18,7 @@ from ..errors import RneaError, shown
 from . import bounds
 
 MAX_STORED = 1 << 26  # samples kept for a motor RMS limit (3 doubles each, per joint)
+MAX_PAYLOAD = 1e6  # the capacities looked for, in robot masses (as scale's MAX_FACTOR)
 
 
 @dataclass
@@ -100,11 +101,7 @@ class PayloadSolver:
         qd = chunk.qd[:, i]
         limit = check.margin * (drive.peak_torque if quantity == "motor_torque"
                                 else drive.available(drive.gear_ratio * qd))
-        r, eta = drive.gear_ratio, drive.efficiency
-        # the motor drives (|e| <= L r eta) where e qd >= 0; driven back (|e| <= L r / eta) elsewhere
-        hi = np.where(qd >= 0, limit * r * eta, limit * r / eta)
-        lo = -np.where(qd <= 0, limit * r * eta, limit * r / eta)
-        return lo, hi
+        return drive.effort_range(limit, qd)
 
     def _consider(self, m, check, quantity, chunk):
         k = int(np.argmin(m))
@@ -112,15 +109,18 @@ class PayloadSolver:
             self.best = (float(m[k]), {"joint": check.joint, "quantity": quantity, "sample": chunk.start + k,
                                        "time": None if chunk.time is None else float(chunk.time[k])})
 
-    def result(self, link, at, box):
+    def result(self, link, at, box, robot_mass=0.0):
+        """The Payload; unbounded where no limit binds below MAX_PAYLOAD times the robot's mass
+        (at least 1 kg): a capacity of 1.6e272 kg, from a motion of 1e-270 rad, is no answer."""
         zero = self.check
         feasible = not zero.violations
         if feasible:
             self._rms_limits()
         m, limiting = self.best
-        unbounded = feasible and not np.isfinite(m)
+        bounded = m <= MAX_PAYLOAD * max(robot_mass, 1.0)
+        unbounded = feasible and not bounded
         return Payload(link, tuple(float(x) for x in at), None if box is None else tuple(float(x) for x in box),
-                       float(m) if feasible and np.isfinite(m) else None, bool(unbounded),
+                       float(m) if feasible and bounded else None, bool(unbounded),
                        limiting if feasible and not unbounded else None, feasible, zero)
 
     def _rms_limits(self):

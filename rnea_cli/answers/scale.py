@@ -7,7 +7,8 @@ limits per sample through a quadratic, the envelope per segment of the torque-sp
 limit is a quartic in k. The factor is the first k at which a limit breaks as k grows from 0.
 A motor's RMS with gearbox efficiency below 1, or over a thermal window (which covers other
 samples at every speed), is piecewise in k: it is found numerically, by a scan of k and bisection
-to 1e-12 relative, on the samples kept for it.
+to 1e-12 relative, on the samples kept for it. Factors are looked for up to MAX_FACTOR: a motion
+whose limits allow more (one of 1e-270 rad, or none that depends on the speed) is unbounded.
 """
 
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bounds
+
+MAX_FACTOR = 1e6  # the factors looked for: beyond, a motion is too slow for its limits to say how fast it may go
 
 
 @dataclass
@@ -104,33 +107,25 @@ class ScaleSolver:
         if quantity == "effort":
             return -check.allowed, check.allowed
         drive = self.drives[check.joint]
-        qd, limit = chunk.qd[:, i], check.margin * drive.peak_torque
-        r, eta = drive.gear_ratio, drive.efficiency
-        hi = np.where(qd >= 0, limit * r * eta, limit * r / eta)
-        lo = -np.where(qd <= 0, limit * r * eta, limit * r / eta)
-        return lo, hi
+        return drive.effort_range(check.margin * drive.peak_torque, chunk.qd[:, i])
 
     def _envelope(self, a, b, c, check, i, chunk):
         """Per segment of the envelope, over the k that put the motor speed in it, the first exit."""
         drive = self.drives[check.joint]
-        points = np.array(drive.envelope)
+        points = drive.envelope_points()  # from speed 0
         speed = np.abs(drive.gear_ratio * chunk.qd[:, i])
         qd = chunk.qd[:, i]
-        r, eta = drive.gear_ratio, drive.efficiency
-        hold = check.margin * points[0, 1]  # at k -> 0 the motor is at speed 0
-        lo0 = -np.where(qd <= 0, hold * r * eta, hold * r / eta)
-        hi0 = np.where(qd >= 0, hold * r * eta, hold * r / eta)
-        self._hold(c, lo0, hi0, check, "envelope", chunk)
+        self._hold(c, *drive.effort_range(check.margin * points[0, 1], qd), check, "envelope", chunk)  # k -> 0
+        minus_down, up = drive.effort_range(1.0, qd)  # joint effort per unit of motor torque allowed
+        down = -minus_down
         best = np.full(len(c), np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             for (w0, t0), (w1, t1) in zip(points[:-1], points[1:]):
                 # the k that put the motor speed in [w0, w1]; a motor at rest stays in the first segment
-                k0 = np.where(speed > 0, w0 / speed, 0.0 if w0 == points[0, 0] else np.inf)
+                k0 = np.where(speed > 0, w0 / speed, 0.0 if w0 == 0 else np.inf)
                 k1 = np.where(speed > 0, w1 / speed, np.inf)
                 slope = (t1 - t0) / (w1 - w0)  # allowed(k) = t0 + slope (k speed - w0), linear in k
                 L0, L1 = check.margin * (t0 - slope * w0), check.margin * slope * speed
-                up = np.where(qd >= 0, r * eta, r / eta)
-                down = np.where(qd <= 0, r * eta, r / eta)
                 # e(k) <= up (L0 + L1 k) and e(k) >= -down (L0 + L1 k): quadratics in k from k0
                 for side, scale in ((1.0, up), (-1.0, down)):
                     A, B, C = side * a, side * b - scale * L1, side * c - scale * L0
@@ -181,7 +176,7 @@ class ScaleSolver:
         if self.hold is not None:
             return Scale(None, None, self.hold, skipped=skipped)
         k, limiting = self.best
-        if not np.isfinite(k):
+        if not k <= MAX_FACTOR:  # (a motion of 1e-270 rad "could run" 6e135 times as fast: no answer)
             return Scale(None, None, None, unbounded=True, skipped=skipped)
         duration = None if self.t_first is None else float((self.t_last - self.t_first) / k)
         return Scale(k, duration, limiting, skipped=skipped)
@@ -213,12 +208,12 @@ class ScaleSolver:
 
 
 def _first_crossing(f, limit, upper):
-    """The first k > 0 with f(k) > limit, scanning k geometrically up to `upper` (or 1e6) and
+    """The first k > 0 with f(k) > limit, scanning k geometrically up to `upper` (or MAX_FACTOR) and
     bisecting to 1e-12 relative; None if f is above the limit already near 0, inf if never."""
     tiny = 1e-6
     if f(tiny) > limit:
         return None
-    top = upper if np.isfinite(upper) else 1e6
+    top = min(upper, MAX_FACTOR)
     grid = np.geomspace(tiny, max(top, 2 * tiny), 400)
     lo = tiny
     for k in grid[1:]:

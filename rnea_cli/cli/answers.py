@@ -30,6 +30,13 @@ def lengths(ctx, param, value):
     return parts
 
 
+def _line(text):
+    """One line of a text answer on stdout: the names in it (joints, links) printable, on one line."""
+    from ..errors import printable
+
+    click.echo(printable(text, 4000))
+
+
 def _place(limiting, has_time):
     from ..report import time_text
 
@@ -65,7 +72,7 @@ def _highest_use(check):
 def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **options):
     """The heaviest payload on LINK for which every limit holds along the whole motion (exit 1 if the
     motion breaks a limit already without payload)."""
-    from ..answers.payload import PayloadSolver, unit_model
+    from ..answers.payload import MAX_PAYLOAD, PayloadSolver, unit_model
     from ..pipeline import Pipeline
 
     console = make_console(quiet=quiet)
@@ -79,7 +86,8 @@ def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **optio
         check.update(block)
         solver.update(block, run.traj)
     check.finish()
-    result = solver.result(link, at, box)
+    mass = run.model.body_mass(-1) + sum(run.model.body_mass(i) for i in range(run.model.n))
+    result = solver.result(link, at, box, robot_mass=mass)
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     else:
@@ -88,12 +96,12 @@ def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **optio
         if not result.feasible_without_payload:
             text = f"no payload: the motion breaks a limit without one ({_place(_first(check), run.traj.has_time)})"
         elif result.unbounded:
-            text = f"payload on {where}: no limit bounds it (no checked limit depends on it)"
+            text = f"payload on {where}: no limit bounds it (none binds below {MAX_PAYLOAD:g} times the robot's mass)"
         else:
             text = (f"max payload on {where}: {result.max_payload:.6g} kg, limited by "
                     f"{_place(result.limiting, run.traj.has_time)}")
-        click.echo(text)
-        click.echo(f"without payload: highest use {_highest_use(check)}")
+        _line(text)
+        _line(f"without payload: highest use {_highest_use(check)}")
     if not result.feasible_without_payload:
         raise SystemExit(1)
 
@@ -112,7 +120,7 @@ def _first(check):
 def scale(fmt, friction, actuators_file, quiet, **options):
     """How much faster (or slower) the same path may run within every limit: the largest uniform
     time-scaling factor (exit 1 if it is below 1: the planned speed is not feasible)."""
-    from ..answers.scale import ScaleSolver
+    from ..answers.scale import MAX_FACTOR, ScaleSolver
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
@@ -128,13 +136,13 @@ def scale(fmt, friction, actuators_file, quiet, **options):
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     elif result.factor is None and result.unbounded:
-        click.echo("speed factor: unbounded (no checked limit depends on the speed)")
+        _line(f"speed factor: unbounded (no checked limit binds below {MAX_FACTOR:g} times the planned speed)")
     elif result.factor is None:
-        click.echo(f"speed factor: none: the poses cannot be held even at rest ({_place(result.limiting, True)})")
+        _line(f"speed factor: none: the poses cannot be held even at rest ({_place(result.limiting, True)})")
     else:
         verdict = "feasible as planned" if result.factor >= 1 else "NOT feasible as planned"
         duration = f"; duration {result.duration:.6g} s" if result.duration is not None else ""
-        click.echo(f"speed factor: {result.factor:.6g} ({verdict}){duration}; limited by "
+        _line(f"speed factor: {result.factor:.6g} ({verdict}){duration}; limited by "
                    f"{_place(result.limiting, run.traj.has_time)}")
     if result.factor is None and not result.unbounded or (result.factor is not None and result.factor < 1):
         raise SystemExit(1)
@@ -162,7 +170,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     from .. import writers
     from ..answers.compare import Comparison, current_factors, measured_torque
     from ..columns import Table
-    from ..report import comparison_table
+    from ..report import comparison_csv, comparison_table
 
     if max_rms is not None and not 0 <= max_rms < float("inf"):
         raise click.BadParameter(f"{max_rms!r} is not a finite number of at least 0", param_hint="--max-rms")
@@ -205,10 +213,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     if fmt == "json":
         click.echo(json.dumps({"joints": joints, "samples": stats.count}, indent=2, allow_nan=False))
     elif fmt == "csv":
-        click.echo("joint,rms,max,correlation,scale,offset")
-        for j in joints:
-            click.echo(",".join([j["joint"]] + ["" if j[k] is None else repr(j[k]) for k in
-                                                ("rms", "max", "correlation", "scale", "offset")]))
+        click.echo(comparison_csv(joints), nl=False)
     else:
         stdout = make_console(stderr=False)
         from ..report import print_whole

@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import os
+import stat
 import sys
 
 import click
@@ -44,6 +45,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         if stem in stems:
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
+    _read_once(files, params)
     from .. import writers
 
     if output_dir is not None:
@@ -59,7 +61,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
         one["quiet"] = True  # the summary table says it all
         work.append((name, one))
     jobs = jobs or usable_cores()
-    results = _run_all(work, jobs)
+    results = _run_all(work, jobs, [k for k, path in enumerate(files) if not _openable_anywhere(path)])
     _gather(name, params, files, results, output_dir)
     codes = [code for code, *_ in results]
     ctx.exit(next((code for code in (70, 2, 1) if code in codes), max(codes)))  # a bug of ours first, then bad input
@@ -78,14 +80,56 @@ def _extension(name, params):
     return WRITES[name]
 
 
-def _run_all(work, jobs):
-    """The results of the work, in order: in `jobs` worker processes, or here for one job."""
+def _read_once(files, params):
+    """Refuse inputs that several runs cannot each read: standard input given twice, and a ROBOT,
+    --limits or --actuators that is not a regular file (a pipe gives its text to the first run only)."""
+    if files.count("-") > 1:
+        raise RneaError("-", None, "standard input is given twice among the trajectories: it can be read once")
+    for what, key in (("ROBOT", "robot"), ("--limits", "limits_file"), ("--actuators", "actuators_file")):
+        path = params.get(key)
+        if path and _kind_of(path) not in (None, "file"):
+            raise RneaError(path, None, f"{what} is not a regular file (a pipe?): with several trajectories each run "
+                                        "reads it, and a pipe is read once; give a file")
+
+
+def _kind_of(path):
+    """'file', 'folder', 'other' (a pipe, a device, standard input) or None (not there: the command says so)."""
+    if path == "-":
+        return "other"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
+
+
+def _openable_anywhere(path):
+    """Whether a worker process opens the trajectory as this one would, by its name. Standard
+    input ('-', /dev/stdin) and the descriptors of /dev/fd/N are this process's own (a worker's
+    standard input is /dev/null, a started one has none of them): they are read here."""
+    own = ("/dev/stdin/", "/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
+    return path != "-" and not (os.path.abspath(path) + "/").startswith(own)
+
+
+def _run_all(work, jobs, here=()):
+    """The results of the work, in order: in `jobs` worker processes, or here for one job; the
+    jobs of `here` (indices) in this process, one after another, while the workers run."""
+    saved = os.environ.get("RNEA_THREADS")
     one_thread()  # here too: with several files the parallel work is the files'
     common.MODELS = {}  # the robot read once per process (forked workers start with the parent's)
+    local = [work[k] for k in here]
+    away = [job for k, job in enumerate(work) if k not in set(here)]
     try:
-        return parallel(_one, [(job,) for job in work], jobs)
+        results = parallel(_one, [(job,) for job in away], jobs,
+                           here=(lambda: [_one(job) for job in local]) if local else None)
     finally:
         common.MODELS = None
+        if saved is None:
+            os.environ.pop("RNEA_THREADS", None)
+        else:
+            os.environ["RNEA_THREADS"] = saved
+    mine, theirs = (iter(results[0]), iter(results[1:])) if local else (iter(()), iter(results))
+    return [next(mine) if k in set(here) else next(theirs) for k in range(len(work))]
 
 
 def _one(job):
@@ -160,7 +204,7 @@ def _gather(name, params, files, results, output_dir):
             if not text:
                 continue
             if fmt in (None, "text", "csv") and (name not in WRITES or name in OPTIONAL):  # a report, headed
-                click.echo(f"== {path}")
+                click.echo(printable(f"== {path}"))
             click.echo(text, nl=False)
     for (code, _, errors, _), path in zip(results, files):  # (with --quiet too: errors are always said)
         for line in errors.splitlines():
@@ -180,7 +224,7 @@ def _one_csv(outputs, files):
     out = io.StringIO()
     writer, header = csv.writer(out, lineterminator="\n"), None
     for path, text in zip(files, outputs):
-        rows = list(csv.reader(text.splitlines()))
+        rows = list(csv.reader(io.StringIO(text, newline="")))  # (a quoted cell may hold a line break)
         if not rows:
             continue
         if header is None:
@@ -195,36 +239,32 @@ def _kind(code):
 
 
 def _junit(outputs, files, results):
-    import re
+    """One JUnit document of the files' suites: each file's <testsuite> as its worker wrote it
+    (read back by ElementTree), or one with the error of a file not checked; totals summed."""
+    import xml.etree.ElementTree as ET
 
-    from ..checkreport import bad_input
+    from ..checkreport import junit_document, junit_error_suite
 
-    suites, totals = [], [0, 0, 0, 0]
+    suites = []
     for text, path, (code, *_, summary) in zip(outputs, files, results):
-        if not text.strip() and code not in (0, 1):  # a file not read, or stopped by a bug: a suite with its error
-            text = bad_input("junit", path, summary.get("error", ""), _kind(code))
-        for match in re.finditer(r"<testsuite .*?</testsuite>", text, re.S):
-            suites.append(match.group(0))
-            head = match.group(0).split(">", 1)[0]
-            for k, key in enumerate(("tests", "failures", "errors", "skipped")):
-                found = re.search(rf'{key}="(\d+)"', head)
-                totals[k] += int(found.group(1)) if found else 0
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" skipped="{totals[3]}">\n'
-            + "\n".join(suites) + "\n</testsuites>\n")
+        if text.strip():
+            suites += ET.fromstring(text).findall("testsuite")
+        elif code not in (0, 1):  # a file not read, or stopped by a bug: a suite with its error
+            from ..errors import printable
+
+            message = printable(summary.get("error", "").removeprefix("rnea: error: "), 2000)
+            suites.append(junit_error_suite(path, message, _kind(code)))
+    return junit_document(suites)
 
 
 def _summary_table(files, summaries):
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     from ..report import add_row, percent
 
-    console = Console(stderr=True, highlight=False)
+    console = common.make_console()
     plain = not console.is_terminal
-    if plain:
-        console = Console(stderr=True, highlight=False, width=200, no_color=True)
     table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     for title in ("trajectory", "samples", "highest use", "at", "verdict"):
         table.add_column(title, justify="right" if title in ("samples", "highest use") else "left",

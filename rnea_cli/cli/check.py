@@ -13,17 +13,13 @@ CHECK_FORMATS = ["text", "json", "junit", "github", "markdown"]
 
 def limit_check(run, options, console):
     """The LimitCheck of a run's pipeline, with the limits of --limits over the URDF's."""
-    from ..limits import LimitCheck, joint_limits, load_limits_file
-
-    limits_file = options.get("limits_file")
-    overrides = load_limits_file(limits_file, run.model) if limits_file else None
-    limits, notes = joint_limits(run.model, overrides, limits_file)
-    for note in notes:
-        say(run.later, f"warning: {note}")
+    from ..limits import limit_check as checked
     from .batch import CURRENT
 
-    CURRENT["check"] = check = LimitCheck(run.model, run.coords, limits, options.get("margin", 1.0),
-                                          effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
+    check, notes = checked(run.model, run.coords, run.pipeline, options.get("limits_file"), options.get("margin", 1.0))
+    for note in notes:
+        say(run.later, f"warning: {note}")
+    CURRENT["check"] = check
     return check
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import click
 
+from .. import options
 from ..errors import RneaError
 
 GRAVITY = "0,0,-9.81"
@@ -15,20 +16,19 @@ INPUT_FORMATS = ["csv", "yaml", "json", "parquet", "arrow", "bag"]
 
 
 def positive(ctx, param, value):
-    """A finite number > 0 (click's FloatRange lets nan and inf through)."""
-    if value is not None and not (0 < value < float("inf")):
-        raise click.BadParameter(f"{value!r} is not a finite number above 0")
-    return value
+    """A finite number > 0 (click's FloatRange lets nan and inf through), as the library checks it."""
+    try:
+        return options.optional_positive(value, param.name)
+    except RneaError as exc:
+        raise click.BadParameter(exc.message) from None
 
 
 def vector3(ctx, param, value):
+    """X,Y,Z: three finite numbers, as the library checks them."""
     try:
-        parts = [float(x) for x in value.replace(" ", "").split(",")]
-    except ValueError:
-        parts = []
-    if len(parts) != 3 or not all(abs(x) < float("inf") for x in parts):
-        raise click.BadParameter(f"{value[:60]!r} is not three finite numbers X,Y,Z")
-    return tuple(parts)
+        return options.vector3([float(x) for x in value.replace(" ", "").split(",")], param.name)
+    except (ValueError, RneaError):
+        raise click.BadParameter(f"{value[:60]!r} is not three finite numbers X,Y,Z") from None
 
 
 class Silent:
@@ -42,14 +42,17 @@ class Silent:
 
 
 def make_console(stderr=True, quiet=False):
-    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs)."""
+    """Rich on a terminal; plain, wide text otherwise (files, pipes, CI logs). Text is printed as
+    written, never as Rich markup ('[bold]') or an emoji code (':smile:'): names come from the
+    user's files."""
     if quiet and stderr:
         return Silent()
     from rich.console import Console
 
-    console = Console(stderr=stderr, quiet=quiet, highlight=False)
+    plain = dict(stderr=stderr, quiet=quiet, highlight=False, markup=False, emoji=False)
+    console = Console(**plain)
     if not console.is_terminal:
-        console = Console(stderr=stderr, quiet=quiet, highlight=False, width=200, no_color=True)
+        console = Console(**plain, width=200, no_color=True)
     return console
 
 

@@ -5,7 +5,7 @@ import click
 from . import main
 from .check import limit_check
 from .common import actuator_options, limit_options, make_console, open_run, quiet_option, trajectory_options
-from ..errors import RneaError
+from ..errors import RneaError, shown
 
 HINT = "needs matplotlib: pip install 'rnea-cli[report]' (or matplotlib)"
 
@@ -62,7 +62,8 @@ def report(output, strict, friction, actuators_file, quiet, **options):
 @limit_options
 @click.option("-o", "--output", metavar="FILE.png|svg|pdf",
               help="The figure to write (several TRAJ: --output-dir, and -o only for the format).")
-@click.option("--joints", metavar="J1,J2,...", help="The joints to draw (default: all).")
+@click.option("--joints", metavar="J1,J2,...", help="The joints to draw (default: all); a name with a comma in "
+                                                     "double quotes, as in CSV.")
 @click.option("--quantity", type=click.Choice(["torque", "velocity", "position", "power"]), default="torque",
               show_default=True)
 @actuator_options("Torque is the rigid-body torque plus the URDF's <dynamics damping friction>.",
@@ -84,10 +85,11 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
     coords, model = run.coords, run.model
     names = coords.joint_names if quantity in ("torque", "power") else model.joint_names
-    chosen = names if not joints else [j.strip() for j in joints.split(",") if j.strip()]
+    chosen = names if not joints else _joint_list(joints)
     for name in chosen:
         if name not in names:
-            raise RneaError("--joints", None, f"no joint {name!r} among {', '.join(names[:12])}")
+            raise RneaError("--joints", None, f"no joint {shown(name)} among {', '.join(map(shown, names[:12]))}"
+                                              + (", ..." if len(names) > 12 else ""))
     check, recorder = checked_and_recorded(run, options, console)
     series = {"torque": recorder.effort, "velocity": recorder.velocity, "position": recorder.position,
               "power": recorder.power}[quantity]
@@ -109,6 +111,13 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
         fig.savefig(stream, format=fmt, dpi=150 if fmt == "png" else 72, metadata={"Creator": None} if fmt != "png"
                     else None)
     plt.close(fig)
+
+
+def _joint_list(text):
+    """J1,J2,...: one row of CSV, so that a name holding a comma is given quoted ('"a,b",c')."""
+    import csv
+
+    return [name.strip() for name in next(csv.reader([text]), []) if name.strip()]
 
 
 def checked_and_recorded(run, options, console):

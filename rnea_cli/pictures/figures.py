@@ -3,12 +3,18 @@
 Each figure comes with where its axes stand in the SVG (user units) and what data range they
 show, so that a reader (or a test) can map a drawn point back to the data. Markers carry ids:
 `peak-<joint>` at each joint's largest |effort|, `violation-<joint>-<quantity>` at the first
-sample over a limit."""
+sample over a limit.
+
+Every text of a figure is drawn as written, on one line (names come from the user's files): a joint
+named 'a$\\x$' is not mathtext (text.parse_math off), a legend entry '_x' is not hidden (the legend
+is given its labels), a line break is drawn as \\n (errors.printable)."""
 
 import io
 import re
 
 import numpy as np
+
+from ..errors import printable
 
 COLORS = {"curve": "#1f5fa8", "band": "#d9e6f5", "margin": "#f2c14e", "limit": "#c0392b", "measured": "#2e8b57",
           "ok": "#2e8b57", "near": "#e0a800", "over": "#c0392b"}
@@ -20,7 +26,8 @@ def pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 72,
+    plt.rcParams.update({"text.parse_math": False, "text.usetex": False,  # (names drawn as written)
+                         "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "figure.dpi": 72,
                          "savefig.dpi": 72, "axes.grid": True, "grid.alpha": 0.3})
     return plt
 
@@ -60,7 +67,7 @@ def joint_figure(plt, name, effort, velocity, position, limits, checks, time_lab
     """Three stacked plots of one joint: effort in its ±limit band, velocity, position in its range."""
     fig, axes = plt.subplots(3, 1, figsize=(8.5, 5.4), sharex=True)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.93, bottom=0.09, hspace=0.18)
-    fig.suptitle(name, fontsize=11)
+    fig.suptitle(printable(name), fontsize=11)
     for ax, series, title, unit in zip(axes, (effort, velocity, position), ("effort", "velocity", "position"),
                                        units):
         ax.set_gid(clean_id(f"{name}:{title}"))
@@ -102,7 +109,7 @@ def utilisation_figure(plt, rows):
     fig, ax = plt.subplots(figsize=(8.5, height))
     fig.subplots_adjust(left=0.3, right=0.97, top=0.97 - 0.3 / height, bottom=0.5 / height)
     ax.set_gid("utilisation")
-    labels = [label for label, _ in rows]
+    labels = [printable(label) for label, _ in rows]
     values = np.array([min(use, 10.0) for _, use in rows])  # beyond 1000 % the bar stops at the frame
     colors = [COLORS["ok"] if u < 0.8 else COLORS["near"] if u <= 1 else COLORS["over"] for _, u in rows]
     ax.barh(np.arange(len(rows)), 100 * values, color=colors)
@@ -119,11 +126,11 @@ def motor_figure(plt, name, grid, drive, margin):
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     fig.subplots_adjust(left=0.15, right=0.97, top=0.9, bottom=0.14)
     ax.set_gid(clean_id(f"{name}:motor"))
-    ax.set_title(f"{name}: motor operating points")
+    ax.set_title(printable(f"{name}: motor operating points"))
     x, y = grid.points()
     ax.plot(x, y, ls="none", marker=".", ms=3, color=COLORS["curve"])
     if drive.envelope is not None:
-        pts = np.array(drive.envelope)
+        pts = drive.envelope_points()
         speed = np.concatenate([-pts[::-1, 0], pts[:, 0]])
         torque = np.concatenate([pts[::-1, 1], pts[:, 1]])
         ax.plot(speed, margin * torque, color=COLORS["limit"], lw=1)
@@ -146,12 +153,13 @@ def curves_figure(plt, title, named_series, ylabel, time_label, gid):
     fig, ax = plt.subplots(figsize=(8.5, 3.4))
     fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.15)
     ax.set_gid(gid)
-    ax.set_title(title)
-    for name, series in named_series:
+    ax.set_title(printable(title))
+    lines = []
+    for _, series in named_series:
         t, v = series.points()
-        ax.plot(t, v, lw=1, label=name)
+        lines += ax.plot(t, v, lw=1)
     if len(named_series) > 1:
-        ax.legend(fontsize=7, ncol=min(len(named_series), 4))
+        ax.legend(lines, [printable(name) for name, _ in named_series], fontsize=7, ncol=min(len(named_series), 4))
     ax.set_xlabel(time_label)
     ax.set_ylabel(ylabel)
     return fig
@@ -160,11 +168,12 @@ def curves_figure(plt, title, named_series, ylabel, time_label, gid):
 def measured_figure(plt, name, measured, model, residual, unit, time_label):
     fig, axes = plt.subplots(2, 1, figsize=(8.5, 3.8), sharex=True)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.13, hspace=0.15)
-    fig.suptitle(f"{name}: measured and model effort", fontsize=10)
-    for series, label, color in ((model, "model", COLORS["curve"]), (measured, "measured", COLORS["measured"])):
+    fig.suptitle(printable(f"{name}: measured and model effort"), fontsize=10)
+    lines = []
+    for series, color in ((model, COLORS["curve"]), (measured, COLORS["measured"])):
         t, v = series.points()
-        axes[0].plot(t, v, lw=1, label=label, color=color)
-    axes[0].legend(fontsize=7)
+        lines += axes[0].plot(t, v, lw=1, color=color)
+    axes[0].legend(lines, ["model", "measured"], fontsize=7)
     axes[0].set_ylabel(f"effort ({unit})")
     t, v = residual.points()
     axes[1].plot(t, v, lw=1, color=COLORS["limit"])
