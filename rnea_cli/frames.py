@@ -41,6 +41,8 @@ def torques_frame(model, frame, *, gravity=GRAVITY, floating=None, friction=Fals
     columns = torque_table(run.coords, run.traj, run.pipeline, power=bool(run.pipeline.drives))
     blocks = [columns.values(block) for block in run.pipeline.blocks(run.traj)]
     data = np.concatenate(blocks) if blocks else np.empty((0, len(columns.names)))
+    if run.traj.origin:  # a clock time, counted from its first value: the frame's own time again
+        data[:, columns.names.index("time")] += run.traj.origin
     import pyarrow as pa
 
     return _like(kind, pa.table({name: data[:, k] for k, name in enumerate(columns.names)}))
@@ -61,7 +63,7 @@ def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, float
     for block in run.pipeline.blocks(run.traj):
         check.update(block)
     check.finish()
-    return CheckSummary.of(check)
+    return CheckSummary.of(check, run.traj.origin)
 
 
 class _Run:
@@ -172,12 +174,17 @@ class CheckSummary:
     samples: int = 0
 
     @classmethod
-    def of(cls, check):
+    def of(cls, check, origin=0.0):
+        """The summary of a LimitCheck whose times are counted from `origin` s of the frame's time."""
+        def frame_time(t):
+            return t if t is None or not origin else t + origin
+
         limits = []
         for c in check.checks:
             whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not c.window)
-            limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, check.samples if whole_run else 0))
+            limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, frame_time(c.worst_time),
+                                       c.count, frame_time(c.first_time), c.first_value,
+                                       check.samples if whole_run else 0))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):

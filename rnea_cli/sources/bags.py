@@ -30,7 +30,7 @@ TOO_MANY = f"more than {MAX_VALUES:,} joint values on one topic: split the bag"
 NO_BASE = "a floating base needs its pose, which a bag's joint topic does not carry"
 
 
-def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
+def open_bag(path, label, coords, layout, topic=None, message=None, publisher=None, workers=1):
     reader = _open_reader(path, label)
     try:
         connections = _topic(reader, label, topic)

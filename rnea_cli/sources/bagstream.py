@@ -13,7 +13,7 @@ says to split the bag.
 import numpy as np
 
 from ..errors import TrajectoryError, shown
-from . import jointstate, publishers
+from . import clock, jointstate, publishers
 from .base import Chunk
 
 LARGE = "in a topic this large, read as it streams"
@@ -120,7 +120,7 @@ class Stream:
                 k, j = (int(a[0]) for a in np.nonzero(~np.isfinite(x)))
                 raise publishers.not_finite(self.label, self.where, int(index[k]), field, self.needed[j], x[k, j])
             data[key] = np.asfortranarray(x)
-        chunk = Chunk(self.samples, (stamp - self.origin) * 1e-9, data)
+        chunk = Chunk(self.samples, clock.from_ns(stamp - self.origin), data)
         self.samples += len(stamp)
         return chunk
 

@@ -11,7 +11,7 @@ zero; stamps out of order are sorted and repeated ones dropped, with a notice.
 import numpy as np
 
 from ..errors import TrajectoryError, shown
-from . import jointstate
+from . import clock, jointstate
 
 
 def by_names(decoded):
@@ -47,7 +47,7 @@ def merge(groups, label, where, coords, want_effort):
         _sorted_times(g, notices)
     origin = min(int(g.stamp[0]) for g in groups)  # time 0: the first stamp (seconds of int64 ns stay exact)
     for g in groups:
-        g.time = (g.stamp - origin) * 1e-9
+        g.time = clock.from_ns(g.stamp - origin)
     best = max(range(len(groups)), key=lambda k: (carries[k], len(groups[k].index)))
     base = groups[best]
     source = {}  # joint -> the group it is read from: the base, else the group with most messages
