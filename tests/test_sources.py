@@ -427,3 +427,99 @@ def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
     np.testing.assert_array_equal(epoch["time"].to_numpy(), EPOCH_NS / 1e9 + k / 1000)
     summary = check_frame(MODEL, pa.table({"time": pa.array(EPOCH_NS + k * 10**6, pa.timestamp("ns")), **columns}))
     assert all(c.worst_time is None or c.worst_time > 1.7e9 for c in summary.limits)
+
+
+def arrow_file(path, table, max_chunksize=None):
+    import pyarrow as pa
+
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=max_chunksize)
+    return path
+
+
+def test_columns_of_other_arrow_types_are_read_or_refused_in_one_line(tmp_path):
+    """Checked once converted: a null among a dictionary's values (its indices all valid) is a
+    missing value, not NaN torques. float16 and decimals are numbers; lists, booleans, text and a
+    timestamp where a position belongs are refused, naming the column."""
+    import decimal
+
+    import pyarrow as pa
+
+    frame = pl.read_csv(ARM_CSV)
+    table = frame.to_arrow()
+    name = "q_arm7_joint3"
+    values = table[name].to_numpy()
+    indices = pa.array(np.arange(len(values)) % 3, pa.int32())  # valid indices; the dictionary's second is null
+    nulls = table.set_column(table.schema.get_field_index(name), name, pa.DictionaryArray.from_arrays(
+        indices, pa.array([values[0], None, values[2]])))
+    assert nulls[name].null_count == 0
+    result = run("torques", ARM, arrow_file(tmp_path / "nulls.arrow", nulls))
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {tmp_path / 'nulls.arrow'}: row 1, column '{name}': missing (null)\n"), result.stderr
+    half = values.astype(np.float16)
+    plain = frame.with_columns(pl.Series(name, half.astype(np.float64)))
+    plain.write_csv(tmp_path / "half.csv")
+    expected = torques(ARM, tmp_path / "half.csv")
+    for kind, column in (("float16", pa.array(half)),
+                         ("decimal", pa.array([decimal.Decimal(float(x)) for x in half], pa.decimal128(38, 30)))):
+        path = arrow_file(tmp_path / f"{kind}.arrow", table.set_column(table.schema.get_field_index(name), name, column))
+        assert torques(ARM, path) == expected, kind
+    n = len(values)
+    for column, shown in ((pa.array([[x] for x in values], pa.large_list(pa.float64())), "large_list<item: double>"),
+                          (pa.array(values > 0), "bool"),
+                          (pa.array(np.arange(n), pa.timestamp("ns")), "timestamp[ns]"),
+                          (pa.array(["1.0"] * n).dictionary_encode(), "dictionary<values=string, indices=int32, "
+                                                                       "ordered=0>")):
+        path = arrow_file(tmp_path / "other.arrow", table.set_column(table.schema.get_field_index(name), name, column))
+        result = run("torques", ARM, path)
+        assert result.exit_code == 2 and result.stderr == (
+            f"rnea: error: {path}: column '{name}': holds {shown}, not numbers\n"), result.stderr
+    path = arrow_file(tmp_path / "t.arrow", table.set_column(0, "time", pa.array(["0"] * n)))
+    result = run("torques", ARM, path)
+    assert result.exit_code == 2 and "column 'time': holds string, not numbers (nor a timestamp or duration)" in \
+        result.stderr
+
+
+def test_tiny_record_batches_are_read_in_blocks_of_the_usual_size(tmp_path, monkeypatch):
+    """An Arrow IPC file (and a stream, and a frame) of one-row record batches: delivered in blocks
+    of BATCH_ROWS rows, so the time taken goes by rows, not batches; the torques those of the CSV."""
+    import pyarrow as pa
+
+    from rnea_cli.sources import tables
+
+    monkeypatch.setattr(tables, "BATCH_ROWS", 150)
+    table = pl.read_csv(ARM_CSV).to_arrow()
+    path = arrow_file(tmp_path / "tiny.arrow", table, max_chunksize=1)
+    assert pa.ipc.open_file(path).num_record_batches == 401
+    with pa.OSFile(str(tmp_path / "tiny.ipc"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=1)
+    for source in (path, tmp_path / "tiny.ipc"):
+        sizes = [len(c) for c in open_source_chunks(source)]
+        assert sizes == [150, 150, 101], sizes
+        assert torques(ARM, source) == torques(ARM, ARM_CSV)
+    from rnea_cli.model import Coordinates
+    from rnea_cli.sources.layout import ColumnNames, Layout
+
+    coords = Coordinates(MODEL)
+    layout = Layout(coords)
+    frame = pa.Table.from_batches(table.to_batches(max_chunksize=1))
+    assert [len(c) for c in tables.open_table(frame, "<frame>", "table", layout, ColumnNames(coords, layout)).chunks] \
+        == [150, 150, 101]
+
+
+def open_source_chunks(path):
+    from rnea_cli.sources import open_source
+
+    return open_source(path, MODEL).chunks
+
+
+def test_an_empty_column_template_is_refused_not_ignored(tmp_path):
+    for args in (("--columns", ""), ("--columns", " , ")):
+        result = run("torques", ARM, ARM_CSV, *args)
+        assert result.exit_code == 2 and result.stderr == "rnea: error: --columns: no ROLE=TEMPLATE given\n", \
+            result.stderr
+    result = run("torques", ARM, ROBOTS / "arm7_traj.yaml", "--columns", "")
+    assert result.exit_code == 2 and "--columns and --preset are for CSV, Parquet and Arrow tables" in result.stderr
+    result = run("torques", ARM, ARM_CSV, "--publisher", "/arm")
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {ARM_CSV}: --topic, --message and --publisher are for ROS bags\n"), result.stderr

@@ -99,6 +99,9 @@ def trajectory_options(command):
                                                      "JointState or JointTrajectory topic)."),
         click.option("--message", type=click.IntRange(min=0), metavar="K",
                      help="Which JointTrajectory message of the topic (0-based; default: the last)."),
+        click.option("--publisher", metavar="NAME",
+                     help="Which publisher of a bag's JointState topic to read, where several publish the same "
+                          "joints: its ROS 1 caller id or its header.frame_id."),
         click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
                      help="Gravity in the world (root) frame, m/s²."),
         click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
@@ -255,6 +258,7 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
                            dt=options["dt"], floating=floating, links=[link.name for link in model.links],
                            effort=effort, columns=options["columns"], preset=options["preset"],
                            time_unit=options["time_unit"], topic=options["topic"], message=options["message"],
+                           publisher=options["publisher"],
                            static=static, smooth=options["smooth"], resample=options["resample"],
                            workers=engine_threads())
     context = click.get_current_context(silent=True)

@@ -69,18 +69,20 @@ def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=Fals
                         workers=workers)
     if topic is not None or message is not None or publisher is not None:
         raise TrajectoryError(label, None, "--topic, --message and --publisher are for ROS bags")
-    names = ColumnNames(coords, layout, columns, time_unit, f"--preset {preset}" if preset else "--columns")
+    def names():
+        return ColumnNames(coords, layout, columns, time_unit, f"--preset {preset}" if preset else "--columns")
+
     if fmt in ("parquet", "arrow"):
         from .tables import open_table
 
-        return open_table(_seekable_stdin(label) if path == "-" else path, label, fmt, layout, names)
+        return open_table(_seekable_stdin(label) if path == "-" else path, label, fmt, layout, names())
     stream = _open_stream(path, label)
     if fmt is None:
         fmt, stream = _sniff(stream)
     if fmt == "csv":
         from .csvfile import open_csv
 
-        return open_csv(stream, label, layout, names)
+        return open_csv(stream, label, layout, names())
     if columns is not None:
         stream.close()
         raise TrajectoryError(label, None, "--columns and --preset are for CSV, Parquet and Arrow tables")

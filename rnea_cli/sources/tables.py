@@ -48,11 +48,18 @@ def open_table(path, label, fmt, layout, names):
     return traj
 
 
+def _values_type(kind):
+    """The type of a column's values: a dictionary's, or its own."""
+    import pyarrow as pa
+
+    return kind.value_type if pa.types.is_dictionary(kind) else kind
+
+
 def _numeric(kind):
     """Whether a column of this Arrow type holds numbers (a dictionary's values counted)."""
     import pyarrow as pa
 
-    kind = kind.value_type if pa.types.is_dictionary(kind) else kind
+    kind = _values_type(kind)
     return pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind)
 
 
@@ -89,11 +96,11 @@ class _Reader:
                 self.file = pq.ParquetFile(path, pre_buffer=False)  # read a row group at a time, not the file
                 self.schema = self.file.schema_arrow
             else:
-                source = pa.OSFile(path)
+                source = pa.OSFile(str(path))
                 try:
                     self.file = pa.ipc.open_file(source)
                 except pa.ArrowInvalid:
-                    self.file = pa.ipc.open_stream(pa.OSFile(path))
+                    self.file = pa.ipc.open_stream(pa.OSFile(str(path)))
                 self.schema = self.file.schema
         except FileNotFoundError:
             raise TrajectoryError(label, None, "cannot read: No such file or directory") from None
@@ -181,10 +188,13 @@ def coalesced(batches, rows):
 
 def _cast(column, kind, label, name):
     """The column cast to an Arrow type (a dictionary decoded), as one array; to float64, integers
-    beyond 2^53 and decimals round to the nearest double, as a CSV reader reads them."""
+    beyond 2^53 and decimals round to the nearest double, as a CSV reader reads them (a decimal
+    through its text)."""
     import pyarrow as pa
 
     try:
+        if pa.types.is_floating(kind) and pa.types.is_decimal(_values_type(column.type)):
+            column = column.cast(pa.string())  # pyarrow's decimal to double is not correctly rounded; its parse is
         return column.cast(kind, safe=not pa.types.is_floating(kind)).combine_chunks()
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
         raise TrajectoryError(label, f"column {shown(name)}", f"holds {column.type}, which cannot be read as "
@@ -218,7 +228,7 @@ def _seconds(column, clock, label, start, name):
     exactly, the rest as doubles (see clock.py)."""
     import pyarrow as pa
 
-    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    kind = _values_type(column.type)
     if not (pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
         try:
             exact = column.cast(pa.int64()).combine_chunks()  # (an unsigned one beyond 2^63: as a double)
