@@ -60,10 +60,12 @@ class BagWriter:
         self.writer.open()
         self.connections = {}
 
-    def add(self, topic, msgtype, log_time, msg):
-        key = (topic, msgtype)
+    def add(self, topic, msgtype, log_time, msg, callerid=None):
+        """callerid: a ROS 1 connection's publisher (each caller id a connection of its own)."""
+        key = (topic, msgtype) if callerid is None else (topic, msgtype, callerid)
         if key not in self.connections:
-            self.connections[key] = self.writer.add_connection(topic, msgtype, typestore=self.store)
+            more = {} if callerid is None else {"callerid": callerid}
+            self.connections[key] = self.writer.add_connection(topic, msgtype, typestore=self.store, **more)
         raw = (self.store.serialize_ros1 if self.fmt == "ros1" else self.store.serialize_cdr)(msg, msgtype)
         self.writer.write(self.connections[key], int(log_time), raw)
 
