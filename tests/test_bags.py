@@ -653,3 +653,38 @@ def test_a_joint_trajectory_drops_nothing_silently(tmp_path, case):
                                          "derived from the positions" in result.stderr, result.stderr
     else:
         assert result.exit_code == 2 and result.stderr == expected, result.stderr
+
+
+def test_messages_not_used_are_counted_in_a_notice(tmp_path, monkeypatch):
+    """Velocity in some messages only (qd derived), and a gripper publisher whose one joint the arm's
+    messages carry too (not used): each said, with its count; the torques are the positions'. (A
+    topic read as it streams says the first too.)"""
+    path = bag_path(tmp_path, "mcap")
+    writer = BagWriter(path, "mcap")
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k], QD[k] if k % 5 else []))
+        if k % 10 == 0:
+            writer.add("/joint_states", JOINT_STATE, stamp + 3, writer.joint_state(stamp + 3, JOINTS[6:], Q[k, 6:] + 1))
+    writer.close()
+    ours, report = torques(ARM, path)
+    expected, _ = torques(ARM, csv_of(tmp_path, TIME, Q))
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)
+    assert f"note: 81 messages of 401 of the publisher of {', '.join(JOINTS[:3])} and 4 more carry no velocity for " \
+           "every joint: its qd is derived from the positions" in report, report
+    assert f"note: 41 messages of the publisher of {JOINTS[6]} not used: its joints ({JOINTS[6]}) are read from the " \
+           f"publisher of {', '.join(JOINTS[:3])} and 4 more, which has more of them" in report, report
+    (tmp_path / "s").mkdir()
+    path = bag_path(tmp_path / "s", "mcap")
+    writer = BagWriter(path, "mcap")
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k], QD[k] if k % 5 else []))
+    writer.close()
+    held = run("torques", ARM, path, "-o", tmp_path / "held.csv")
+    streamed_too(monkeypatch)
+    streamed = run("torques", ARM, path, "-o", tmp_path / "streamed.csv")
+    assert streamed.exit_code == 0 and "read as it streams" in streamed.stderr, streamed.stderr
+    assert (tmp_path / "held.csv").read_bytes() == (tmp_path / "streamed.csv").read_bytes()
+    for report in (held.stderr, streamed.stderr):
+        assert "note: 81 messages of 401 of the publisher of" in report, report

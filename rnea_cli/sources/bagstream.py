@@ -70,6 +70,7 @@ class Stream:
         self.others, self.unchosen, self.unset = 0, 0, 0  # messages not read: of no joint, not chosen, stamp 0
         self.other_names = None  # the names of the first message of no joint of the robot
         self.seen = []  # the publishers --publisher did not choose
+        self.without = 0  # messages read without a velocity for every joint
 
     def chunks(self, open_reader, topic, size, notices):
         from .bags import why_unreadable
@@ -104,6 +105,10 @@ class Stream:
         if self.unchosen:
             yield f"{publishers.count(self.unchosen, 'message')} of other publishers not read (--publisher " \
                   f"{self.publisher})"
+        if 0 < self.without < self.samples + self.unset:
+            yield (f"{publishers.count(self.without, 'message')} of {self.samples + self.unset} of the publisher of "
+                   f"{publishers.listed(self.needed, 3)} carry no velocity for every joint: its qd is derived from "
+                   "the positions")
         if self.unset:
             yield (f"{publishers.count(self.unset, 'message')} of the publisher of "
                    f"{publishers.listed(self.needed, 3)} with a zero header stamp among set ones dropped (an unset "
@@ -150,6 +155,7 @@ class Stream:
                                          "split the bag)")
         if not carrying:
             return None
+        self.without += sum(len(d.index) - d.with_velocity for d in carrying)
         index = np.concatenate([d.index for d in carrying])
         order = np.argsort(index, kind="stable")
         index = index[order]

@@ -116,6 +116,7 @@ class Decoded:
     velocity: np.ndarray | None  # (m, len(names)), or None where some message had none
     effort: np.ndarray | None
     time: np.ndarray | None = None  # (m,) seconds on the bag's time base, once chosen (see publishers.py)
+    with_velocity: int = 0  # messages with a velocity for every joint (all m where velocity is not None)
 
 
 class NotJointState(ValueError):
@@ -190,6 +191,7 @@ def _merged(blocks, offset, source):
     position = joined(columns["position"])
     if position is None:
         raise NotJointState(int(index[0]), "position does not list every joint named")
-    return Decoded(names, source, blocks[0][0].frame, offset + index[order], np.concatenate([b[2] for b in blocks])[order],
-                   np.concatenate([b[3] for b in blocks])[order], position, joined(columns["velocity"]),
-                   joined(columns["effort"]))
+    with_velocity = sum(len(b[1]) for b, v in zip(blocks, columns["velocity"]) if v is not None)
+    return Decoded(names, source, blocks[0][0].frame, offset + index[order],
+                   np.concatenate([b[2] for b in blocks])[order], np.concatenate([b[3] for b in blocks])[order],
+                   position, joined(columns["velocity"]), joined(columns["effort"]), with_velocity=with_velocity)

@@ -47,8 +47,9 @@ def streams(decoded, needed, notices):
         stream = jointstate.Decoded(names, source, frame, index[order],
                                     np.concatenate([b.log_time for b in batches])[order],
                                     np.concatenate([b.stamp for b in batches])[order], joined("position"),
-                                    joined("velocity"), joined("effort"))
-        without = sum(len(b.index) for b in batches if b.velocity is None)
+                                    joined("velocity"), joined("effort"),
+                                    with_velocity=sum(b.with_velocity for b in batches))
+        without = len(index) - sum(b.with_velocity for b in batches)
         if without and without < len(index):
             notices.append(f"{count(without, 'message')} of {len(index)} of the publisher of {listed(names, 3)} "
                            "carry no velocity for every joint: its qd is derived from the positions")
@@ -72,10 +73,14 @@ def chosen(groups, label, where, callers, publisher, notices):
 
 
 def describe(g, callers):
-    """A publisher as a message names it: 'callerid /arm_driver', "frame_id 'sim'", 'connection 2'."""
+    """A publisher as a message names it: 'callerid /arm_driver', "frame_id 'sim'", or (neither
+    known) 'the publisher of a, b, c' and its connection where the topic has several."""
     parts = ([f"callerid {callers[g.source]}"] if callers[g.source] else []) + (
         [f"frame_id {shown(g.frame)}"] if g.frame else [])
-    return ", ".join(parts) or (f"connection {g.source + 1}" if len(callers) > 1 else "frame_id ''")
+    if not parts:
+        parts = [f"the publisher of {listed(g.names, 3)}"] + ([f"connection {g.source + 1}"] if len(callers) > 1
+                                                             else [])
+    return ", ".join(parts)
 
 
 def conflicts(groups, label, where, callers):
