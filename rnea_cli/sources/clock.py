@@ -81,6 +81,6 @@ def _minus(values, origin, clock, start):
     over = ((values ^ origin) & (values ^ d)) < 0  # signs differ and the result took the subtrahend's
     if over.any():
         k = int(np.flatnonzero(over)[0])
-        raise TrajectoryError(clock.label, clock.where(start + k), f"time {int(values[k])} {clock.unit} is too far from "
-                                                                   f"the first, {origin} {clock.unit}")
+        raise TrajectoryError(clock.label, clock.where(start + k),
+                              f"time {int(values[k])} {clock.unit} is too far from the first, {origin} {clock.unit}")
     return d

@@ -4,11 +4,13 @@ A publisher is a connection of the topic (a ROS 1 caller id, a bag file) and a h
 its messages are one stream whatever other joints they also name. Publishers carrying different
 subsets of the joints (e.g. an arm at 500 Hz and a gripper at 50 Hz) go onto one time base: the
 stamps of the publisher of the most of the needed joints; every other joint's position (and
-velocity, effort) is interpolated linearly onto those stamps. Stamps before a joint's first or after its last sample are dropped, with a notice
-(never extrapolated). Two publishers of the same joints are an error naming both (--publisher
-chooses); a publisher whose joints all come from another (of more of them, or as many and more
-messages, or as many and an earlier first) is not used, with a notice. Time is header.stamp, or the log time where every stamp of a publisher is zero; stamps
-out of order are sorted, repeated ones dropped, and zero ones among set ones dropped, with notices.
+velocity, effort) is interpolated linearly onto those stamps. Stamps before a joint's first or
+after its last sample are dropped, with a notice (never extrapolated). Two publishers of the
+same joints are an error naming both (--publisher chooses); a publisher whose joints all come
+from another (of more of them, or as many and more messages, or as many and an earlier first) is
+not used, with a notice. Time is header.stamp, or the log time where every stamp of a publisher
+is zero; stamps out of order are sorted, repeated ones dropped, and zero ones among set ones
+dropped, with notices.
 """
 
 import numpy as np
