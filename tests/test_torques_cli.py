@@ -417,7 +417,7 @@ def test_times_of_a_log_stamped_in_seconds_since_1970_tell_samples_apart(tmp_pat
     rows = [f"{1_700_000_000 + float(line.split(',', 1)[0]):.3f},{line.split(',', 1)[1]}" for line in text[1:]]
     (tmp_path / "epoch.csv").write_text("\n".join([text[0]] + rows) + "\n")
     report = run("torques", ARM, tmp_path / "epoch.csv", "-o", tmp_path / "tau.csv").stderr
-    assert "note: time 0 at 1700000000.000000000 s, the first time" in report and "e+09" not in report, report
+    assert "note: time 0 at 1700000000 s, the first time" in report and "e+09" not in report, report
     plain = run("torques", ARM, ARM_CSV, "-o", tmp_path / "plain.csv").stderr
     assert report.split("\n", 1)[1] == plain, report
     assert (tmp_path / "tau.csv").read_bytes() == (tmp_path / "plain.csv").read_bytes()
