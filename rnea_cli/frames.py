@@ -22,6 +22,7 @@ from .engine import GRAVITY
 from .errors import RneaError
 from .model import Coordinates
 from .pipeline import Pipeline
+from .sources.clock import UNITS
 from .sources.layout import ColumnNames, Layout
 from .sources.tables import open_table
 
@@ -29,13 +30,15 @@ LABEL = "<frame>"
 
 
 def torques_frame(model, frame, *, gravity=GRAVITY, floating=None, friction=False, actuators=None, split=False,
-                  wrench_frame="world", mimic=True, degrees=False, dt=None, static=False):
+                  wrench_frame="world", mimic=True, degrees=False, dt=None, static=False, time_unit=None):
     """The torques of a frame's rows, as a frame of the same kind (see the module's docstring).
-    actuators: a --actuators YAML path, or {joint: actuators.Drive}. The frame may come first, as
-    dask's map_partitions(torques_frame, model) and pandas' pipe pass it."""
+    actuators: a --actuators YAML path, or {joint: actuators.Drive}; time_unit: of a numeric time
+    column (s, ms, us, ns; a timestamp's is its type's). The frame may come first, as dask's
+    map_partitions(torques_frame, model) and pandas' pipe pass it."""
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
-    run = _Run(model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees, dt, static)
+    run = _Run(model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees, dt, static,
+               time_unit)
     from .columns import torque_table
 
     columns = torque_table(run.coords, run.traj, run.pipeline, power=bool(run.pipeline.drives))
@@ -49,14 +52,15 @@ def torques_frame(model, frame, *, gravity=GRAVITY, floating=None, friction=Fals
 
 
 def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, floating=None, friction=False,
-                actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None):
+                actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None, time_unit=None):
     """The CheckSummary of a frame's rows. limits: a --limits YAML path, or None for the URDF's.
     The frame may come first, as for torques_frame."""
     from .limits import LimitCheck, joint_limits, load_limits_file
 
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
-    run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
+    run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False,
+               time_unit)
     overrides = load_limits_file(limits, model) if limits else None
     check = LimitCheck(model, run.coords, joint_limits(model, overrides, limits)[0], margin,
                        effort_terms=run.pipeline.effort_terms, drives=run.pipeline.drives)
@@ -70,13 +74,15 @@ class _Run:
     """The trajectory of a frame and the pipeline for it."""
 
     def __init__(self, model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees,
-                 dt, static):
+                 dt, static, time_unit):
         from .actuators import Drive, load_drives
 
         self.coords = Coordinates(model, mimic=mimic)
         floating = model.floating if floating is None else floating
         layout = Layout(self.coords, floating, [link.name for link in model.links])
-        traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout))
+        if time_unit is not None and time_unit not in UNITS:
+            raise RneaError(LABEL, None, f"time_unit {time_unit!r}: expected one of {', '.join(UNITS)}")
+        traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout, time_unit=time_unit))
         self.traj = derive.prepare(traj, self.coords, degrees=degrees, dt=dt, floating=floating, static=static)
         if isinstance(actuators, dict):
             if not all(isinstance(d, Drive) for d in actuators.values()):

@@ -411,10 +411,11 @@ def test_a_time_kept_as_written_and_a_unit_that_no_time_uses(tmp_path):
 
 
 def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
-    """The DataFrame API: a timestamp[ns] column of 1.7e18 ns is differentiated from 0, exactly,
-    and the frame's time (and a check's first time) are the frame's own again."""
+    """The DataFrame API: a timestamp[ns] column of 1.7e18 ns (or int64 with time_unit='ns') is
+    differentiated from 0, exactly, and the frame's time (and a check's times) are the frame's own again."""
     import pyarrow as pa
 
+    from rnea_cli.errors import RneaError
     from rnea_cli.frames import check_frame, torques_frame
 
     k, q = kilohertz_positions()
@@ -427,6 +428,10 @@ def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
     np.testing.assert_array_equal(epoch["time"].to_numpy(), EPOCH_NS / 1e9 + k / 1000)
     summary = check_frame(MODEL, pa.table({"time": pa.array(EPOCH_NS + k * 10**6, pa.timestamp("ns")), **columns}))
     assert all(c.worst_time is None or c.worst_time > 1.7e9 for c in summary.limits)
+    integers = torques_frame(MODEL, pa.table({"time": EPOCH_NS + k * 10**6, **columns}), time_unit="ns")
+    assert integers.equals(epoch)
+    with pytest.raises(RneaError, match="time_unit 'h': expected one of s, ms, us, ns"):
+        torques_frame(MODEL, pa.table({"time": k, **columns}), time_unit="h")
 
 
 def arrow_file(path, table, max_chunksize=None):
