@@ -222,7 +222,7 @@ def parts_bag(path, fmt, bad_at=None):
         q = np.sin(1e-9 * (stamp - T0) * np.arange(1, len(names) + 1))
         writer.add(*key, log, writer.joint_state(stamp, names, q, velocity=np.cos(q) if velocity else ()))
         if bad_at is not None and k == 0:
-            writer.writer.write(writer.connections[key], T0 + int(bad_at * 1e9) + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
+            writer.writer.write(writer.connections[(*key, None, None)], T0 + int(bad_at * 1e9) + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
     writer.close()
     times = sorted([e[0] for e in events] + ([T0 + int(bad_at * 1e9) + 1] if bad_at is not None else []))
     return path, times
@@ -688,3 +688,22 @@ def test_messages_not_used_are_counted_in_a_notice(tmp_path, monkeypatch):
     assert (tmp_path / "held.csv").read_bytes() == (tmp_path / "streamed.csv").read_bytes()
     for report in (held.stderr, streamed.stderr):
         assert "note: 81 messages of 401 of the publisher of" in report, report
+
+
+@pytest.mark.parametrize("fmt", ["sqlite3", "mcap"])
+def test_two_ros2_connections_of_the_same_joints_are_refused(tmp_path, fmt):
+    """Two connections of one topic (QoS apart), one frame_id: the publishers are told apart by
+    their connection, and an error says so, rather than interleave them."""
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    for k, t in enumerate(TIME[:50]):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k]), depth=10)
+        writer.add("/joint_states", JOINT_STATE, stamp + 1, writer.joint_state(stamp + 1, JOINTS, Q[k] + 0.05),
+                   depth=1)
+    writer.close()
+    result = run("torques", ARM, path)
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {path}: topic /joint_states: two publishers of the joints arm7_joint1, arm7_joint2, "
+        "arm7_joint3 and 4 more: connection 1 (50 messages) and connection 2 (50): no caller id or frame_id tells "
+        "them apart: split the bag\n"), result.stderr

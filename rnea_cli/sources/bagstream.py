@@ -135,8 +135,10 @@ class Stream:
             first = self.publishing
             if (d.source, d.frame) != (first.source, first.frame):
                 one, other = (publishers.describe(x, self.callers) for x in (first, d))
+                apart = {self.callers[first.source], first.frame} != {self.callers[d.source], d.frame}
+                how = "choose one with --publisher" if apart else "no caller id or frame_id tells them apart: split the bag"
                 self._refuse(d.index[0], f"a second publisher of the joints {publishers.listed(self.needed, 3)}: "
-                                         f"{other}, besides {one}: choose one with --publisher")
+                                         f"{other}, besides {one}: {how}")
         return carrying
 
     def _batch(self, raws, times, sources):

@@ -76,12 +76,11 @@ def chosen(groups, label, where, callers, publisher, notices):
 
 def describe(g, callers):
     """A publisher as a message names it: 'callerid /arm_driver', "frame_id 'sim'", or (neither
-    known) 'the publisher of a, b, c' and its connection where the topic has several."""
+    known) 'connection 2' where the topic has several, else 'the publisher of a, b, c'."""
     parts = ([f"callerid {callers[g.source]}"] if callers[g.source] else []) + (
         [f"frame_id {shown(g.frame)}"] if g.frame else [])
     if not parts:
-        parts = [f"the publisher of {listed(g.names, 3)}"] + ([f"connection {g.source + 1}"] if len(callers) > 1
-                                                             else [])
+        parts = [f"connection {g.source + 1}" if len(callers) > 1 else f"the publisher of {listed(g.names, 3)}"]
     return ", ".join(parts)
 
 
@@ -93,8 +92,9 @@ def conflicts(groups, label, where, callers):
         for b in groups[k + 1:]:
             if a.names == b.names:
                 one, other = describe(a, callers), describe(b, callers)
-                how = ("choose one with --publisher (a caller id or a frame_id)" if one != other else
-                       "they cannot be told apart (one connection, one frame_id): split the bag")
+                apart = {callers[a.source], a.frame} != {callers[b.source], b.frame}
+                how = ("choose one with --publisher (a caller id or a frame_id)" if apart else
+                       "no caller id or frame_id tells them apart: split the bag")
                 raise TrajectoryError(label, where, f"two publishers of the joints {listed(a.names, 3)}: {one} "
                                                     f"({len(a.index)} messages) and {other} ({len(b.index)}): {how}")
 
