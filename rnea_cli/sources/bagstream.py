@@ -5,9 +5,11 @@ publishers be merged onto one time base; a topic of more than bags.MAX_VALUES va
 here instead, in one pass and in bounded memory, which asks more of it: its messages that name
 the robot's joints carry all of them, in stamp order (the log time's where a publisher's stamps
 are zero), with a finite velocity for every joint in every message or in none (then qd is
-derived; the first batch decides), and effort likewise. Messages that name none of the robot's
-joints (another publisher's) are skipped. Anything else is an error naming the message, which
-says to split the bag.
+derived; the first batch decides), and effort likewise, from one publisher (one connection and
+frame_id, or the one --publisher names: a second is refused, as held whole). Messages that name
+none of the robot's joints, those of publishers --publisher did not choose, and zero stamps
+among set ones are skipped, and counted in notices, as held whole. Anything else is an error
+naming the message, which says to split the bag.
 """
 
 import numpy as np
@@ -136,7 +138,8 @@ class Stream:
             if (d.source, d.frame) != (first.source, first.frame):
                 one, other = (publishers.describe(x, self.callers) for x in (first, d))
                 apart = {self.callers[first.source], first.frame} != {self.callers[d.source], d.frame}
-                how = "choose one with --publisher" if apart else "no caller id or frame_id tells them apart: split the bag"
+                how = ("choose one with --publisher" if apart else
+                       "no caller id or frame_id tells them apart: split the bag")
                 self._refuse(d.index[0], f"a second publisher of the joints {publishers.listed(self.needed, 3)}: "
                                          f"{other}, besides {one}: {how}")
         return carrying
