@@ -94,7 +94,8 @@ def trajectory_options(command):
         click.option("--preset", type=click.Choice(["ur-rtde", "franka"]),
                      help="The columns of a UR RTDE or libfranka log (see the README)."),
         click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
-                     help="Unit of the time column (default: s; ms with --preset franka)."),
+                     help="Unit of a table's or document's time column (default: s; ms with --preset franka; "
+                          "a timestamp column's is its type's). Not for bags."),
         click.option("--topic", metavar="NAME", help="The topic of a ROS bag to read (default: its only "
                                                      "JointState or JointTrajectory topic)."),
         click.option("--message", type=click.IntRange(min=0), metavar="K",
