@@ -391,8 +391,9 @@ def test_an_epoch_nanosecond_time_gives_the_torques_of_seconds_from_zero(tmp_pat
 
 def test_a_time_kept_as_written_and_a_unit_that_no_time_uses(tmp_path):
     """Time below 2^20 s is kept as written (no note); ms become seconds in one rounding, so 1500 ms
-    and 1.5 s are one double. --time-unit for a file without a time column, or for a bag, is
-    refused in one line."""
+    and 1.5 s are one double; doubles of epoch seconds are counted from the first (exactly: the
+    differences of the doubles). --time-unit for a file without a time column is refused in one
+    line, and applies to YAML."""
     k, q = kilohertz_positions(50)
     seconds = torques(ARM, positions_csv(tmp_path / "s.csv", [repr(5 + t / 1000) for t in k], q))
     result = run("torques", ARM, positions_csv(tmp_path / "ms.csv", [str(5000 + t) for t in k], q), "--time-unit", "ms")
@@ -405,6 +406,12 @@ def test_a_time_kept_as_written_and_a_unit_that_no_time_uses(tmp_path):
         result = run("torques", ARM, path, "--time-unit", "ms", "--dt", "0.01")
         assert result.exit_code == 2 and result.stderr == (
             f"rnea: error: {path}: --time-unit ms: the file has no time column (time)\n"), result.stderr
+    doubles = 1.7e9 + np.array(k) / 1000  # epoch seconds as doubles (238 ns coarse already): counted from the first
+    pl.DataFrame({"time": doubles, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}}).write_parquet(
+        tmp_path / "epoch.parquet")
+    result = run("torques", ARM, tmp_path / "epoch.parquet")
+    assert result.exit_code == 0 and "note: time 0 at 1700000000.0 s, the first time" in result.stderr
+    assert read_csv(result.stdout)["time"].tobytes() == (doubles - doubles[0]).tobytes()
     result = run("torques", ARM, ROBOTS / "arm7_traj.yaml", "--time-unit", "ms")
     assert result.exit_code == 0
     assert read_csv(result.stdout)["time"][-1] == read_csv(torques(ARM, ROBOTS / "arm7_traj.yaml"))["time"][-1] / 1000
