@@ -9,6 +9,7 @@ import numpy as np
 
 from .errors import TrajectoryError
 from .sources.base import Chunk
+from .sources.clock import MOST_TIME
 from .spatial import quaternion_matrix
 
 QUATERNION_WARN, QUATERNION_ERROR = 1e-6, 1e-2
@@ -182,9 +183,6 @@ def check_time(traj, c, previous=None, strict=True):
             "is before", "time may repeat but not go back")
         raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} {why[0]} the previous "
                                                                    f"time {before!r} ({why[1]})")
-
-
-MOST_TIME = 1e18  # seconds (3e10 years): beyond, a time is in other units, or its span overflows
 
 
 def _plausible_time(chunks, traj, hint):

@@ -24,6 +24,7 @@ from .engine import GRAVITY
 from .errors import RneaError
 from .model import Coordinates
 from .pipeline import Pipeline
+from .sources.clock import UNITS
 from .sources.layout import ColumnNames, Layout
 from .sources.tables import open_table
 
@@ -31,44 +32,49 @@ LABEL = "<frame>"
 
 
 def torques_frame(model, frame, *, gravity=GRAVITY, floating=None, friction=False, actuators=None, split=False,
-                  wrench_frame="world", mimic=True, degrees=False, dt=None, static=False):
+                  wrench_frame="world", mimic=True, degrees=False, dt=None, static=False, time_unit=None):
     """The torques of a frame's rows, as a frame of the same kind (see the module's docstring).
-    actuators: a --actuators YAML path, or {joint: actuators.Drive}. The frame may come first, as
-    dask's map_partitions(torques_frame, model) and pandas' pipe pass it."""
+    actuators: a --actuators YAML path, or {joint: actuators.Drive}; time_unit: of a numeric time
+    column (s, ms, us, ns; a timestamp's is its type's). The frame may come first, as dask's
+    map_partitions(torques_frame, model) and pandas' pipe pass it."""
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
-    run = _Run(model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees, dt, static)
+    run = _Run(model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees, dt, static,
+               time_unit)
     from .columns import torque_table
 
     columns = torque_table(run.coords, run.traj, run.pipeline, power=bool(run.pipeline.drives))
     blocks = [columns.values(block) for block in run.pipeline.blocks(run.traj)]
     data = np.concatenate(blocks) if blocks else np.empty((0, len(columns.names)))
+    if run.traj.origin:  # a clock time, counted from its first value: the frame's own time again
+        data[:, columns.names.index("time")] += run.traj.origin
     import pyarrow as pa
 
     return _like(kind, pa.table({name: data[:, k] for k, name in enumerate(columns.names)}))
 
 
 def check_frame(model, frame, limits=None, *, margin=1.0, gravity=GRAVITY, floating=None, friction=False,
-                actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None):
+                actuators=None, wrench_frame="world", mimic=True, degrees=False, dt=None, time_unit=None):
     """The CheckSummary of a frame's rows. limits: a --limits YAML path, or None for the URDF's.
     The frame may come first, as for torques_frame."""
     from .limits import limit_check
 
     model, frame = _model_first(model, frame)
     kind, table = _as_arrow(frame)
-    run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False)
+    run = _Run(model, table, gravity, floating, friction, actuators, False, wrench_frame, mimic, degrees, dt, False,
+               time_unit)
     check, _ = limit_check(model, run.coords, run.pipeline, limits, margin)
     for block in run.pipeline.blocks(run.traj):
         check.update(block)
     check.finish()
-    return CheckSummary.of(check)
+    return CheckSummary.of(check, run.traj.origin)
 
 
 class _Run:
     """The trajectory of a frame and the pipeline for it."""
 
     def __init__(self, model, table, gravity, floating, friction, actuators, split, wrench_frame, mimic, degrees,
-                 dt, static):
+                 dt, static, time_unit):
         from .actuators import checked_drives, load_drives
 
         gravity, dt = options.vector3(gravity, "gravity"), options.optional_positive(dt, "dt")
@@ -82,7 +88,9 @@ class _Run:
         else:
             drives = load_drives(actuators, self.coords) if actuators is not None else {}
         layout = Layout(self.coords, floating, [link.name for link in model.links])
-        traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout))
+        if time_unit is not None and time_unit not in UNITS:
+            raise RneaError(LABEL, None, f"time_unit {time_unit!r}: expected one of {', '.join(UNITS)}")
+        traj = open_table(table, LABEL, "table", layout, ColumnNames(self.coords, layout, time_unit=time_unit))
         self.traj = derive.prepare(traj, self.coords, degrees=degrees, dt=dt, floating=floating, static=static)
         self.pipeline = Pipeline(model, self.coords, gravity=gravity, floating=floating, wrench_frame=wrench_frame,
                                  friction=friction, drives=drives, split=split)
@@ -198,14 +206,19 @@ class CheckSummary:
     samples: int = 0
 
     @classmethod
-    def of(cls, check):
+    def of(cls, check, origin=0.0):
+        """The summary of a LimitCheck whose times are counted from `origin` s of the frame's time."""
+        def frame_time(t):
+            return t if t is None or not origin else t + origin
+
         limits = []
         for c in check.checks:
             window = check.drives[c.joint].thermal_window if c.quantity == "motor_rms" else None
             whole_run = c.quantity == "rms_effort" or (c.quantity == "motor_rms" and not window)
-            limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation, c.worst_time, c.count,
-                                       c.first_time, c.first_value, check.samples if whole_run else 0,
-                                       check.squares(c) if whole_run else None, window))
+            limits.append(CheckedLimit(c.joint, c.quantity, c.allowed, c.worst, c.utilisation,
+                                       frame_time(c.worst_time), c.count, frame_time(c.first_time), c.first_value,
+                                       check.samples if whole_run else 0, check.squares(c) if whole_run else None,
+                                       window))
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):

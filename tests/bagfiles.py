@@ -60,10 +60,21 @@ class BagWriter:
         self.writer.open()
         self.connections = {}
 
-    def add(self, topic, msgtype, log_time, msg):
-        key = (topic, msgtype)
+    def add(self, topic, msgtype, log_time, msg, callerid=None, depth=None):
+        """callerid: a ROS 1 connection's publisher; depth: a ROS 2 connection's QoS history depth
+        (each caller id, each depth a connection of its own)."""
+        key = (topic, msgtype, callerid, depth)
         if key not in self.connections:
-            self.connections[key] = self.writer.add_connection(topic, msgtype, typestore=self.store)
+            more = {} if callerid is None else {"callerid": callerid}
+            if depth is not None:
+                from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                                QosTime)
+
+                never = QosTime(0, 0)
+                more["offered_qos_profiles"] = [Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE,
+                                                    QosDurability.VOLATILE, never, never, QosLiveliness.AUTOMATIC,
+                                                    never, False)]
+            self.connections[key] = self.writer.add_connection(topic, msgtype, typestore=self.store, **more)
         raw = (self.store.serialize_ros1 if self.fmt == "ros1" else self.store.serialize_cdr)(msg, msgtype)
         self.writer.write(self.connections[key], int(log_time), raw)
 

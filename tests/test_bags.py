@@ -222,7 +222,7 @@ def parts_bag(path, fmt, bad_at=None):
         q = np.sin(1e-9 * (stamp - T0) * np.arange(1, len(names) + 1))
         writer.add(*key, log, writer.joint_state(stamp, names, q, velocity=np.cos(q) if velocity else ()))
         if bad_at is not None and k == 0:
-            writer.writer.write(writer.connections[key], T0 + int(bad_at * 1e9) + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
+            writer.writer.write(writer.connections[(*key, None, None)], T0 + int(bad_at * 1e9) + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
     writer.close()
     times = sorted([e[0] for e in events] + ([T0 + int(bad_at * 1e9) + 1] if bad_at is not None else []))
     return path, times
@@ -526,3 +526,184 @@ def test_a_message_rosbags_cannot_read_midway_through_a_streamed_topic_is_one_li
     assert result.exit_code == 2 and result.stderr == (
         f"rnea: error: {path}: topic /joint_states: cannot read message 100: chunk CRC mismatch\n"), result.stderr
     assert not (tmp_path / "tau.csv").exists()
+
+
+def streamed_too(monkeypatch):
+    """Read topics as too large to hold (bagstream.py), in batches of 64 messages."""
+    from rnea_cli.sources import bags
+
+    monkeypatch.setattr(bags, "MAX_VALUES", 1000)
+    monkeypatch.setattr(bags, "READ_AT_ONCE", 64)
+
+
+def two_publishers_bag(path, fmt, apart):
+    """The robot's joints published twice on one topic, 0.05 rad apart, 1 ms after each other:
+    `apart` is 'callerid' (ROS 1: two connections) or 'frame_id' (one connection, two frames)."""
+    writer = BagWriter(path, fmt)
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        for offset, who in ((0, "robot"), (1_000_000, "sim")):
+            msg = writer.joint_state(stamp + offset, JOINTS, Q[k] + (0.05 if who == "sim" else 0.0),
+                                     frame_id=who if apart == "frame_id" else "")
+            writer.add("/joint_states", JOINT_STATE, stamp + offset, msg,
+                       callerid=f"/{who}" if apart == "callerid" else None)
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("fmt, apart", [("ros1", "callerid"), ("mcap", "frame_id"), ("sqlite3", "frame_id")])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_two_publishers_of_the_same_joints_are_named_never_interleaved(tmp_path, monkeypatch, fmt, apart, streamed):
+    """Their messages were one zig-zag stream (peak torques of thousands of N·m, exit 0): now an
+    error naming the topic and both publishers; --publisher reads one, the torques of its samples
+    alone, held whole or streamed."""
+    path = two_publishers_bag(bag_path(tmp_path, fmt), fmt, apart)
+    if streamed:
+        streamed_too(monkeypatch)
+    result = run("torques", ARM, path, "-o", tmp_path / "tau.csv")
+    robot, sim = (f"callerid /{w}" if apart == "callerid" else f"frame_id '{w}'" for w in ("robot", "sim"))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"rnea: error: {path}: topic /joint_states") and robot in result.stderr \
+        and sim in result.stderr and "--publisher" in result.stderr, result.stderr
+    assert not (tmp_path / "tau.csv").exists()
+    for who, q in (("robot", Q), ("sim", Q + 0.05)):
+        ours, report = torques(ARM, path, "--publisher", f"/{who}" if apart == "callerid" else who)
+        expected, _ = torques(ARM, csv_of(tmp_path, TIME, q))
+        np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)
+        assert f"note: {len(TIME)} messages of other publishers not read (--publisher" in report, report
+    result = run("torques", ARM, path, "--publisher", "/nobody")
+    assert result.exit_code == 2 and "--publisher '/nobody'" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["ros1", "mcap"])
+def test_a_publisher_that_also_names_joints_the_robot_lacks_is_read_whole(tmp_path, monkeypatch, fmt):
+    """Every other message names a joint the robot does not have: one publisher still (half its
+    messages were dropped as 'another publisher'); held and streamed give the same bytes, those of
+    every sample. A zero stamp among set ones (time 0 would be 1970) is dropped with a notice, as
+    are messages naming none of the robot's joints."""
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        names, q = (JOINTS + ["extra"], np.append(Q[k], 9.0)) if k % 2 else (JOINTS, Q[k])
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, names, q))
+        if k == 200:  # an unset stamp
+            writer.add("/joint_states", JOINT_STATE, stamp + 5, writer.joint_state(0, JOINTS, Q[k] + 1))
+        if k % 50 == 0:
+            writer.add("/joint_states", JOINT_STATE, stamp + 7, writer.joint_state(stamp + 7, ["pan", "tilt"], [0, 1]))
+    writer.close()
+    held = run("torques", ARM, path, "-o", tmp_path / "held.csv")
+    assert held.exit_code == 0, held.stderr
+    streamed_too(monkeypatch)
+    streamed = run("torques", ARM, path, "-o", tmp_path / "streamed.csv")
+    assert streamed.exit_code == 0 and "read as it streams" in streamed.stderr, streamed.stderr
+    assert (tmp_path / "held.csv").read_bytes() == (tmp_path / "streamed.csv").read_bytes()
+    expected, _ = torques(ARM, csv_of(tmp_path, TIME, Q))
+    ours = read_csv((tmp_path / "held.csv").read_text())
+    assert len(ours["time"]) == len(TIME)
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)
+    for report in (held.stderr, streamed.stderr):
+        assert "1 message of the publisher of arm7_joint1, arm7_joint2, arm7_joint3 and 4 more with a zero header " \
+               "stamp among set ones dropped" in report, report
+        assert "9 messages naming none of the robot's joints (pan, tilt) not read" in report, report
+        assert "time 0 at stamp 1700000000.000000000 s" in report
+
+
+def test_bag_options_that_do_not_apply_are_refused(tmp_path):
+    bag = write_joint_states(bag_path(tmp_path, "mcap"), "mcap", JOINTS, TIME, Q)
+    result = run("torques", ARM, bag, "--time-unit", "ms")
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {bag}: --time-unit is for a table's time column; a bag's stamps are nanoseconds, read as "
+        "such\n"), result.stderr
+    (tmp_path / "plan").mkdir()
+    path = bag_path(tmp_path / "plan", "mcap")
+    writer = BagWriter(path, "mcap")
+    writer.add("/plan", JOINT_TRAJECTORY, T0, writer.joint_trajectory(JOINTS, TIME[:5], Q[:5]))
+    writer.close()
+    result = run("torques", ARM, path, "--publisher", "/arm")
+    assert result.exit_code == 2 and "topic /plan: --publisher is for a JointState topic" in result.stderr
+
+
+@pytest.mark.parametrize("case", ["named twice", "short velocities", "some velocities", "not finite"])
+def test_a_joint_trajectory_drops_nothing_silently(tmp_path, case):
+    """A joint named twice was read from its first column; velocities of another length, or in
+    some points only, were taken as absent without a word."""
+    path = bag_path(tmp_path, "mcap")
+    writer = BagWriter(path, "mcap")
+    names, q, qd = list(JOINTS), Q[:20].copy(), QD[:20].copy()
+    if case == "named twice":
+        names[3] = JOINTS[1]
+    if case == "not finite":
+        q[7, 2] = np.inf
+    msg = writer.joint_trajectory(names, TIME[:20], q, qd, QDD[:20])
+    if case == "short velocities":
+        msg.points[5].velocities = np.asarray(qd[5, :6])
+    if case == "some velocities":
+        for point in msg.points[::3]:
+            point.velocities = np.empty(0)
+    writer.add("/plan", JOINT_TRAJECTORY, T0, msg)
+    writer.close()
+    result = run("torques", ARM, path)
+    where = f"rnea: error: {path}: topic /plan, message 0"
+    expected = {"named twice": f"{where}: joint '{JOINTS[1]}' is named twice in joint_names\n",
+                "short velocities": f"{where}, point 5: 6 velocities for 7 joints\n",
+                "not finite": f"{where}, point 7: the position of '{JOINTS[2]}' is not finite: inf\n"}.get(case)
+    if expected is None:
+        assert result.exit_code == 0 and "note: topic /plan, message 0: velocities in 13 of 20 points only: qd and qdd " \
+                                         "derived from the positions" in result.stderr, result.stderr
+    else:
+        assert result.exit_code == 2 and result.stderr == expected, result.stderr
+
+
+def test_messages_not_used_are_counted_in_a_notice(tmp_path, monkeypatch):
+    """Velocity in some messages only (qd derived), and a gripper publisher whose one joint the arm's
+    messages carry too (not used): each said, with its count; the torques are the positions'. (A
+    topic read as it streams says the first too.)"""
+    path = bag_path(tmp_path, "mcap")
+    writer = BagWriter(path, "mcap")
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k], QD[k] if k % 5 else []))
+        if k % 10 == 0:
+            writer.add("/joint_states", JOINT_STATE, stamp + 3, writer.joint_state(stamp + 3, JOINTS[6:], Q[k, 6:] + 1))
+    writer.close()
+    ours, report = torques(ARM, path)
+    expected, _ = torques(ARM, csv_of(tmp_path, TIME, Q))
+    np.testing.assert_allclose(tau_of(ours), tau_of(expected), rtol=1e-9, atol=1e-9)
+    assert f"note: 81 messages of 401 of the publisher of {', '.join(JOINTS[:3])} and 4 more carry no velocity for " \
+           "every joint: its qd is derived from the positions" in report, report
+    assert f"note: 41 messages of the publisher of {JOINTS[6]} not used: its joints ({JOINTS[6]}) are read from the " \
+           f"publisher of {', '.join(JOINTS[:3])} and 4 more, which has more of them" in report, report
+    (tmp_path / "s").mkdir()
+    path = bag_path(tmp_path / "s", "mcap")
+    writer = BagWriter(path, "mcap")
+    for k, t in enumerate(TIME):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k], QD[k] if k % 5 else []))
+    writer.close()
+    held = run("torques", ARM, path, "-o", tmp_path / "held.csv")
+    streamed_too(monkeypatch)
+    streamed = run("torques", ARM, path, "-o", tmp_path / "streamed.csv")
+    assert streamed.exit_code == 0 and "read as it streams" in streamed.stderr, streamed.stderr
+    assert (tmp_path / "held.csv").read_bytes() == (tmp_path / "streamed.csv").read_bytes()
+    for report in (held.stderr, streamed.stderr):
+        assert "note: 81 messages of 401 of the publisher of" in report, report
+
+
+@pytest.mark.parametrize("fmt", ["sqlite3", "mcap"])
+def test_two_ros2_connections_of_the_same_joints_are_refused(tmp_path, fmt):
+    """Two connections of one topic (QoS apart), one frame_id: the publishers are told apart by
+    their connection, and an error says so, rather than interleave them."""
+    path = bag_path(tmp_path, fmt)
+    writer = BagWriter(path, fmt)
+    for k, t in enumerate(TIME[:50]):
+        stamp = T0 + int(round(t * 1e9))
+        writer.add("/joint_states", JOINT_STATE, stamp, writer.joint_state(stamp, JOINTS, Q[k]), depth=10)
+        writer.add("/joint_states", JOINT_STATE, stamp + 1, writer.joint_state(stamp + 1, JOINTS, Q[k] + 0.05),
+                   depth=1)
+    writer.close()
+    result = run("torques", ARM, path)
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {path}: topic /joint_states: two publishers of the joints arm7_joint1, arm7_joint2, "
+        "arm7_joint3 and 4 more: connection 1 (50 messages) and connection 2 (50): no caller id or frame_id tells "
+        "them apart: split the bag\n"), result.stderr

@@ -325,3 +325,213 @@ def test_resampling_and_smoothing_options(tmp_path):
     result = run("torques", ARM, no_time, "--smooth", "0.05")
     assert result.exit_code == 2 and "--smooth and --resample need a time column" in result.stderr
     assert os.listdir(tmp_path) == ["noisy.csv", "nt.csv"]
+
+
+# Time: a clock time (epoch seconds or nanoseconds) counted from its first value, exactly (clock.py)
+
+EPOCH_NS = 1_700_000_000_123_456_789  # not a round second: every digit counts
+
+
+def kilohertz_positions(n=600):
+    """(sample times k ms, (n, 7) positions) of a 1 kHz log of positions only."""
+    k = np.arange(n)
+    return [int(x) for x in k], np.column_stack([0.3 * np.sin((i + 1) * 2.0 * k / 1000.0 + i) for i in range(len(JOINTS))])
+
+
+def positions_csv(path, time_cells, q, time_name="time"):
+    lines = [",".join([time_name] + [f"q_{j}" for j in JOINTS])]
+    lines += [",".join([cell] + [repr(float(x)) for x in row]) for cell, row in zip(time_cells, q)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_epoch_nanosecond_time_gives_the_torques_of_seconds_from_zero(tmp_path, monkeypatch):
+    """int64 ns near 1.7e18 (a double of its seconds is 238 ns coarse: the derived qdd of a 1 kHz
+    log would be noise): counted from the first exactly, in CSV, Parquet, Arrow (int64 and
+    timestamp[ns]) and YAML, in ns, us or ms, and as decimal seconds in CSV text; the same bytes
+    as the log's seconds from 0, whatever the blocks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import yaml
+
+    from rnea_cli.sources import csvfile, tables
+
+    k, q = kilohertz_positions()
+    expected = torques(ARM, positions_csv(tmp_path / "zero.csv", [repr(t / 1000) for t in k], q))
+    peak = np.abs(np.array([[float(x) for x in line.split(",")[1:]] for line in expected.splitlines()[1:]])).max()
+    ns = [EPOCH_NS + t * 10**6 for t in k]
+    cases = {"ns.csv": ("ns", positions_csv(tmp_path / "ns.csv", [str(t) for t in ns], q)),
+             "s.csv": (None, positions_csv(tmp_path / "s.csv", [f"{t // 10**9}.{t % 10**9:09d}" for t in ns], q)),
+             "us.csv": ("us", positions_csv(tmp_path / "us.csv", [str((t - 789) // 1000) for t in ns], q)),
+             "ms.csv": ("ms", positions_csv(tmp_path / "ms.csv", [str((t - 456_789) // 10**6) for t in ns], q))}
+    columns = {f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}
+    pq.write_table(pa.table({"time": pa.array(ns, pa.int64()), **columns}), tmp_path / "ns.parquet",
+                   row_group_size=100)
+    cases["ns.parquet"] = ("ns", tmp_path / "ns.parquet")
+    with pa.OSFile(str(tmp_path / "ts.arrow"), "wb") as sink:
+        table = pa.table({"time": pa.array(ns, pa.timestamp("ns", tz="UTC")), **columns})
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table, max_chunksize=100)
+    cases["ts.arrow"] = (None, tmp_path / "ts.arrow")
+    (tmp_path / "ns.yaml").write_text(yaml.safe_dump({"time": [int(t) for t in ns], "q": {
+        j: [float(x) for x in q[:, i]] for i, j in enumerate(JOINTS)}}))
+    cases["ns.yaml"] = ("ns", tmp_path / "ns.yaml")
+    for name, (unit, path) in cases.items():
+        for small in (False, True):  # in one block, and in blocks of a few rows each
+            monkeypatch.setattr(csvfile, "BLOCK_BYTES", 3000 if small else 1 << 23)
+            monkeypatch.setattr(tables, "BATCH_ROWS", 70 if small else 1 << 16)
+            result = run("torques", ARM, path, *(("--time-unit", unit) if unit else ()))
+            assert result.exit_code == 0, (name, result.stderr)
+            assert result.stdout == expected, name
+            origin = {"ns": "1700000000123456789 ns", "us": "1700000000123456 us", "ms": "1700000000123 ms"}.get(
+                unit, "1700000000.123456789 s" if name == "s.csv" else "1700000000123456789 ns")
+            assert f"note: time 0 at {origin}, the first time" in result.stderr, (name, result.stderr)
+    assert peak > 1  # (torques to tell apart: a 20 % error would show)
+
+
+def test_a_time_kept_as_written_and_a_unit_that_no_time_uses(tmp_path):
+    """Time below 2^20 s is kept as written (no note); ms become seconds in one rounding, so 1500 ms
+    and 1.5 s are one double; doubles of epoch seconds are counted from the first (exactly: the
+    differences of the doubles). --time-unit for a file without a time column is refused in one
+    line, and applies to YAML."""
+    k, q = kilohertz_positions(50)
+    seconds = torques(ARM, positions_csv(tmp_path / "s.csv", [repr(5 + t / 1000) for t in k], q))
+    result = run("torques", ARM, positions_csv(tmp_path / "ms.csv", [str(5000 + t) for t in k], q), "--time-unit", "ms")
+    assert result.exit_code == 0 and result.stdout == seconds and "time 0" not in result.stderr, result.stderr
+    assert read_csv(seconds)["time"][0] == 5.0
+    frame = pl.read_csv(ARM_CSV).drop("time")
+    frame.write_csv(tmp_path / "untimed.csv")
+    frame.write_parquet(tmp_path / "untimed.parquet")
+    for path in (tmp_path / "untimed.csv", tmp_path / "untimed.parquet"):
+        result = run("torques", ARM, path, "--time-unit", "ms", "--dt", "0.01")
+        assert result.exit_code == 2 and result.stderr == (
+            f"rnea: error: {path}: --time-unit ms: the file has no time column (time)\n"), result.stderr
+    doubles = 1.7e9 + np.array(k) / 1000  # epoch seconds as doubles (238 ns coarse already): counted from the first
+    pl.DataFrame({"time": doubles, **{f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}}).write_parquet(
+        tmp_path / "epoch.parquet")
+    result = run("torques", ARM, tmp_path / "epoch.parquet")
+    assert result.exit_code == 0 and "note: time 0 at 1700000000.0 s, the first time" in result.stderr
+    assert read_csv(result.stdout)["time"].tobytes() == (doubles - doubles[0]).tobytes()
+    result = run("torques", ARM, ROBOTS / "arm7_traj.yaml", "--time-unit", "ms")
+    assert result.exit_code == 0
+    assert read_csv(result.stdout)["time"][-1] == read_csv(torques(ARM, ROBOTS / "arm7_traj.yaml"))["time"][-1] / 1000
+
+
+def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
+    """The DataFrame API: a timestamp[ns] column of 1.7e18 ns (or int64 with time_unit='ns') is
+    differentiated from 0, exactly, and the frame's time (and a check's times) are the frame's own again."""
+    import pyarrow as pa
+
+    from rnea_cli.errors import RneaError
+    from rnea_cli.frames import check_frame, torques_frame
+
+    k, q = kilohertz_positions()
+    k = np.array(k)
+    columns = {f"q_{j}": q[:, i] for i, j in enumerate(JOINTS)}
+    zero = torques_frame(MODEL, pa.table({"time": k / 1000, **columns}))
+    epoch = torques_frame(MODEL, pa.table({"time": pa.array(EPOCH_NS + k * 10**6, pa.timestamp("ns")), **columns}))
+    for name in zero.column_names[1:]:
+        assert epoch[name].to_numpy().tobytes() == zero[name].to_numpy().tobytes(), name
+    np.testing.assert_array_equal(epoch["time"].to_numpy(), EPOCH_NS / 1e9 + k / 1000)
+    summary = check_frame(MODEL, pa.table({"time": pa.array(EPOCH_NS + k * 10**6, pa.timestamp("ns")), **columns}))
+    assert all(c.worst_time is None or c.worst_time > 1.7e9 for c in summary.limits)
+    integers = torques_frame(MODEL, pa.table({"time": EPOCH_NS + k * 10**6, **columns}), time_unit="ns")
+    assert integers.equals(epoch)
+    with pytest.raises(RneaError, match="time_unit 'h': expected one of s, ms, us, ns"):
+        torques_frame(MODEL, pa.table({"time": k, **columns}), time_unit="h")
+
+
+def arrow_file(path, table, max_chunksize=None):
+    import pyarrow as pa
+
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=max_chunksize)
+    return path
+
+
+def test_columns_of_other_arrow_types_are_read_or_refused_in_one_line(tmp_path):
+    """Checked once converted: a null among a dictionary's values (its indices all valid) is a
+    missing value, not NaN torques. float16 and decimals are numbers; lists, booleans, text and a
+    timestamp where a position belongs are refused, naming the column."""
+    import decimal
+
+    import pyarrow as pa
+
+    frame = pl.read_csv(ARM_CSV)
+    table = frame.to_arrow()
+    name = "q_arm7_joint3"
+    values = table[name].to_numpy()
+    indices = pa.array(np.arange(len(values)) % 3, pa.int32())  # valid indices; the dictionary's second is null
+    nulls = table.set_column(table.schema.get_field_index(name), name, pa.DictionaryArray.from_arrays(
+        indices, pa.array([values[0], None, values[2]])))
+    assert nulls[name].null_count == 0
+    result = run("torques", ARM, arrow_file(tmp_path / "nulls.arrow", nulls))
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {tmp_path / 'nulls.arrow'}: row 1, column '{name}': missing (null)\n"), result.stderr
+    half = values.astype(np.float16)
+    plain = frame.with_columns(pl.Series(name, half.astype(np.float64)))
+    plain.write_csv(tmp_path / "half.csv")
+    expected = torques(ARM, tmp_path / "half.csv")
+    for kind, column in (("float16", pa.array(half)),
+                         ("decimal", pa.array([decimal.Decimal(float(x)) for x in half], pa.decimal128(38, 30)))):
+        path = arrow_file(tmp_path / f"{kind}.arrow", table.set_column(table.schema.get_field_index(name), name, column))
+        assert torques(ARM, path) == expected, kind
+    n = len(values)
+    for column, shown in ((pa.array([[x] for x in values], pa.large_list(pa.float64())), "large_list<item: double>"),
+                          (pa.array(values > 0), "bool"),
+                          (pa.array(np.arange(n), pa.timestamp("ns")), "timestamp[ns]"),
+                          (pa.array(["1.0"] * n).dictionary_encode(), "dictionary<values=string, indices=int32, "
+                                                                       "ordered=0>")):
+        path = arrow_file(tmp_path / "other.arrow", table.set_column(table.schema.get_field_index(name), name, column))
+        result = run("torques", ARM, path)
+        assert result.exit_code == 2 and result.stderr == (
+            f"rnea: error: {path}: column '{name}': holds {shown}, not numbers\n"), result.stderr
+    path = arrow_file(tmp_path / "t.arrow", table.set_column(0, "time", pa.array(["0"] * n)))
+    result = run("torques", ARM, path)
+    assert result.exit_code == 2 and "column 'time': holds string, not numbers (nor a timestamp or duration)" in \
+        result.stderr
+
+
+def test_tiny_record_batches_are_read_in_blocks_of_the_usual_size(tmp_path, monkeypatch):
+    """An Arrow IPC file (and a stream, and a frame) of one-row record batches: delivered in blocks
+    of BATCH_ROWS rows, so the time taken goes by rows, not batches; the torques those of the CSV."""
+    import pyarrow as pa
+
+    from rnea_cli.sources import tables
+
+    monkeypatch.setattr(tables, "BATCH_ROWS", 150)
+    table = pl.read_csv(ARM_CSV).to_arrow()
+    path = arrow_file(tmp_path / "tiny.arrow", table, max_chunksize=1)
+    assert pa.ipc.open_file(path).num_record_batches == 401
+    with pa.OSFile(str(tmp_path / "tiny.ipc"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=1)
+    for source in (path, tmp_path / "tiny.ipc"):
+        sizes = [len(c) for c in open_source_chunks(source)]
+        assert sizes == [150, 150, 101], sizes
+        assert torques(ARM, source) == torques(ARM, ARM_CSV)
+    from rnea_cli.model import Coordinates
+    from rnea_cli.sources.layout import ColumnNames, Layout
+
+    coords = Coordinates(MODEL)
+    layout = Layout(coords)
+    frame = pa.Table.from_batches(table.to_batches(max_chunksize=1))
+    assert [len(c) for c in tables.open_table(frame, "<frame>", "table", layout, ColumnNames(coords, layout)).chunks] \
+        == [150, 150, 101]
+
+
+def open_source_chunks(path):
+    from rnea_cli.sources import open_source
+
+    return open_source(path, MODEL).chunks
+
+
+def test_an_empty_column_template_is_refused_not_ignored(tmp_path):
+    for args in (("--columns", ""), ("--columns", " , ")):
+        result = run("torques", ARM, ARM_CSV, *args)
+        assert result.exit_code == 2 and result.stderr == "rnea: error: --columns: no ROLE=TEMPLATE given\n", \
+            result.stderr
+    result = run("torques", ARM, ROBOTS / "arm7_traj.yaml", "--columns", "")
+    assert result.exit_code == 2 and "--columns and --preset are for CSV, Parquet and Arrow tables" in result.stderr
+    result = run("torques", ARM, ARM_CSV, "--publisher", "/arm")
+    assert result.exit_code == 2 and result.stderr == (
+        f"rnea: error: {ARM_CSV}: --topic, --message and --publisher are for ROS bags\n"), result.stderr

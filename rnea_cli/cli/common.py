@@ -97,11 +97,15 @@ def trajectory_options(command):
         click.option("--preset", type=click.Choice(["ur-rtde", "franka"]),
                      help="The columns of a UR RTDE or libfranka log (see the README)."),
         click.option("--time-unit", type=click.Choice(["s", "ms", "us", "ns"]),
-                     help="Unit of the time column (default: s; ms with --preset franka)."),
+                     help="Unit of a table's or document's time column (default: s; ms with --preset franka; "
+                          "a timestamp column's is its type's). Not for bags."),
         click.option("--topic", metavar="NAME", help="The topic of a ROS bag to read (default: its only "
                                                      "JointState or JointTrajectory topic)."),
         click.option("--message", type=click.IntRange(min=0), metavar="K",
                      help="Which JointTrajectory message of the topic (0-based; default: the last)."),
+        click.option("--publisher", metavar="NAME",
+                     help="Which publisher of a bag's JointState topic to read, where several publish the same "
+                          "joints: its ROS 1 caller id or its header.frame_id."),
         click.option("--gravity", default=GRAVITY, callback=vector3, metavar="GX,GY,GZ", show_default=True,
                      help="Gravity in the world (root) frame, m/s²."),
         click.option("--degrees", is_flag=True, help="Angles of revolute/continuous joints are in degrees."),
@@ -258,6 +262,7 @@ def open_run(options, console, *, friction=False, actuators=None, wrenches=False
                            dt=options["dt"], floating=floating, links=[link.name for link in model.links],
                            effort=effort, columns=options["columns"], preset=options["preset"],
                            time_unit=options["time_unit"], topic=options["topic"], message=options["message"],
+                           publisher=options["publisher"],
                            static=static, smooth=options["smooth"], resample=options["resample"],
                            workers=engine_threads())
     context = click.get_current_context(silent=True)

@@ -37,51 +37,58 @@ def format_of(path, explicit=None):
 
 
 def open_source(path, coords, *, fmt=None, floating=False, links=(), effort=False, columns=None, preset=None,
-                time_unit=None, topic=None, message=None, workers=1):
+                time_unit=None, topic=None, message=None, publisher=None, workers=1):
     """Open a trajectory (a path, or '-' for standard input) for `coords` (a Model or
     Coordinates), its samples still unread. floating: read the base columns; links: links whose
     external wrench columns may be present; effort: read measured effort too (optional).
     columns / preset: role templates for tabular files; time_unit: of their time column;
-    topic / message: which topic, and which JointTrajectory message, of a bag; workers: processes
+    topic / message / publisher: which topic, which JointTrajectory message, which JointState
+    publisher (a ROS 1 caller id or a header.frame_id) of a bag; workers: processes
     that may read a large bag (more than 1: as with multiprocessing, a script that asks for them
     guards its top level with `if __name__ == "__main__":`)."""
     label = "<stdin>" if path == "-" else str(path)
     fmt = format_of(path, fmt)
     layout = Layout(coords, floating, links, effort)
     if preset is not None:
-        if columns:
+        if columns is not None:
             raise TrajectoryError(label, None, "--preset and --columns: give one of them")
         columns, unit = PRESETS[preset]
         time_unit = time_unit or unit
-    names = ColumnNames(coords, layout, columns, time_unit or "s", f"--preset {preset}" if preset else "--columns")
     if fmt == "bag":
-        if columns:
+        if columns is not None:
             raise TrajectoryError(label, None, "--columns and --preset are for tables; a bag's joints go by name")
+        if time_unit is not None:
+            raise TrajectoryError(label, None, "--time-unit is for a table's time column; a bag's stamps are "
+                                               "nanoseconds, read as such")
         if path == "-":
             raise TrajectoryError(label, None, "a ROS bag is opened by its path (its kind is in its name, and a "
                                                "folder may hold several files): give the bag's path")
         from .bags import open_bag
 
-        return open_bag(path, label, coords, layout, topic=topic, message=message, workers=workers)
-    if topic is not None or message is not None:
-        raise TrajectoryError(label, None, "--topic and --message are for ROS bags")
+        return open_bag(path, label, coords, layout, topic=topic, message=message, publisher=publisher,
+                        workers=workers)
+    if topic is not None or message is not None or publisher is not None:
+        raise TrajectoryError(label, None, "--topic, --message and --publisher are for ROS bags")
+    def names():
+        return ColumnNames(coords, layout, columns, time_unit, f"--preset {preset}" if preset else "--columns")
+
     if fmt in ("parquet", "arrow"):
         from .tables import open_table
 
-        return open_table(_seekable_stdin(label) if path == "-" else path, label, fmt, layout, names)
+        return open_table(_seekable_stdin(label) if path == "-" else path, label, fmt, layout, names())
     stream = _open_stream(path, label)
     if fmt is None:
         fmt, stream = _sniff(stream)
     if fmt == "csv":
         from .csvfile import open_csv
 
-        return open_csv(stream, label, layout, names)
-    if columns:
+        return open_csv(stream, label, layout, names())
+    if columns is not None:
         stream.close()
         raise TrajectoryError(label, None, "--columns and --preset are for CSV, Parquet and Arrow tables")
     from .documents import open_document
 
-    return open_document(stream, label, fmt, layout)
+    return open_document(stream, label, fmt, layout, time_unit)
 
 
 def _seekable_stdin(label):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import TrajectoryError, shown
 from ..workers import parallel
-from . import jointstate, publishers
+from . import clock, jointstate, publishers
 from .base import Chunk, Trajectory
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -30,7 +30,7 @@ TOO_MANY = f"more than {MAX_VALUES:,} joint values on one topic: split the bag"
 NO_BASE = "a floating base needs its pose, which a bag's joint topic does not carry"
 
 
-def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
+def open_bag(path, label, coords, layout, topic=None, message=None, publisher=None, workers=1):
     reader = _open_reader(path, label)
     try:
         connections = _topic(reader, label, topic)
@@ -39,7 +39,8 @@ def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
         if kind == JOINT_STATE:
             if message is not None:
                 raise TrajectoryError(label, where, "--message is for a JointTrajectory topic")
-            streamed = _streamed(reader, path, connections, label, where, coords, "effort" in layout.groups)
+            streamed = _streamed(reader, path, connections, label, where, coords, "effort" in layout.groups,
+                                 publisher)
             if streamed is not None:
                 if "base_pose" in layout.groups:
                     raise TrajectoryError(label, where, NO_BASE)
@@ -47,8 +48,10 @@ def open_bag(path, label, coords, layout, topic=None, message=None, workers=1):
                 derived = tuple(g for g in ("qd", "qdd") if g not in groups)
                 return Trajectory(label, True, groups, derived, notices, chunks=chunks, unit="message")
             arrays, notices = _joint_states(reader, path, connections, label, where, coords,
-                                            "effort" in layout.groups, workers)
+                                            "effort" in layout.groups, workers, publisher)
         else:
+            if publisher is not None:
+                raise TrajectoryError(label, where, "--publisher is for a JointState topic")
             arrays, notices = _trajectory(reader, connections, label, where, coords, message)
     finally:
         reader.close()
@@ -124,7 +127,7 @@ def _topic(reader, label, topic):
     return [c for c in reader.connections if c.topic == topics[0]]
 
 
-def _streamed(reader, path, connections, label, where, coords, want_effort):
+def _streamed(reader, path, connections, label, where, coords, want_effort, publisher):
     """(groups, chunks, notices) of a topic of more than MAX_VALUES joint values, read as it
     streams (bagstream.py); None for a smaller one, or one whose first messages do not decode
     (the reading of a whole topic says why)."""
@@ -133,18 +136,20 @@ def _streamed(reader, path, connections, label, where, coords, want_effort):
     from . import bagstream
 
     ros1 = not reader.is2
+    heard = callers(connections)
     try:
-        raws, times = next(bagstream.raw_batches(reader, connections, READ_AT_ONCE))
-        how = bagstream.plan(jointstate.decode(raws, times, ros1), coords, want_effort)
+        raws, times, sources = next(bagstream.raw_batches(reader, connections, READ_AT_ONCE))
+        how = bagstream.plan(jointstate.decode(raws, times, ros1, sources=sources), coords, want_effort, heard,
+                             publisher)
     except Exception:  # noqa: BLE001 (rosbags' errors, or a message that is not a JointState)
         return None
     notices = []
-    chunks = bagstream.Stream(label, where, coords, how, ros1).chunks(lambda: _open_reader(path, label),
-                                                                      connections[0].topic, READ_AT_ONCE, notices)
+    stream = bagstream.Stream(label, where, coords, how, ros1, heard, publisher)
+    chunks = stream.chunks(lambda: _open_reader(path, label), connections[0].topic, READ_AT_ONCE, notices)
     return ("q",) + (("qd",) if how[1] else ()) + (("effort",) if how[2] else ()), chunks, notices
 
 
-def _joint_states(reader, path, connections, label, where, coords, want_effort, workers):
+def _joint_states(reader, path, connections, label, where, coords, want_effort, workers, publisher):
     """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices. A large topic is
     read in parts of its log time, one worker process each, and put back together in order: the
     same messages in the same order as one reader gives, so the same arrays."""
@@ -179,7 +184,7 @@ def _joint_states(reader, path, connections, label, where, coords, want_effort, 
         offset += count
     if not decoded:
         raise TrajectoryError(label, where, "no messages")
-    return publishers.merge(publishers.by_names(decoded), label, where, coords, want_effort)
+    return publishers.merge(decoded, label, where, coords, want_effort, callers(connections), publisher)
 
 
 class _Stop(Exception):
@@ -288,18 +293,20 @@ def _read(reader, connections, ros1, start, stop, most):
     """([Decoded], messages read, None) of the messages logged in [start, stop); or, at the first
     that cannot be used, ([], 0, (its index in this part, the message's text before and after
     the index)); or, past `most` joint values, ([], 0, (None, TOO_MANY, ''))."""
-    decoded, raws, times, count = [], [], [], 0
+    decoded, raws, times, sources, count = [], [], [], [], 0
+    place = places(connections)
     try:
-        for _, log_time, raw in reader.messages(connections=connections, start=start, stop=stop):
+        for connection, log_time, raw in reader.messages(connections=connections, start=start, stop=stop):
             raws.append(raw)
             times.append(log_time)
+            sources.append(place[connection.id])
             if len(raws) == READ_AT_ONCE:
-                decoded += jointstate.decode(raws, times, ros1, offset=count)
+                decoded += jointstate.decode(raws, times, ros1, offset=count, sources=sources)
                 count += len(raws)
-                raws, times = [], []
+                raws, times, sources = [], [], []
                 if _values(decoded) > most:
                     return [], 0, (None, TOO_MANY, "")
-        decoded += jointstate.decode(raws, times, ros1, offset=count)
+        decoded += jointstate.decode(raws, times, ros1, offset=count, sources=sources)
     except jointstate.NotJointState as exc:
         k, why = exc.args
         return [], 0, (count + k, "message ", f" is not a JointState: {why}")
@@ -308,6 +315,16 @@ def _read(reader, connections, ros1, start, stop, most):
     if _values(decoded) > most:
         return [], 0, (None, TOO_MANY, "")
     return decoded, count + len(raws), None
+
+
+def places(connections):
+    """{connection id: its place among the topic's connections}: the same in every reader of the bag."""
+    return {c.id: k for k, c in enumerate(connections)}
+
+
+def callers(connections):
+    """The ROS 1 caller id of each of the topic's connections (the node that published), or None."""
+    return [getattr(c.ext, "callerid", None) or None for c in connections]
 
 
 def _values(decoded):
@@ -333,42 +350,62 @@ def _trajectory(reader, connections, label, where, coords, message):
         parts = [robot.joint_trajectory for robot in msg.trajectory]
     else:
         parts = [msg]
-    arrays = _points(parts, label, f"{where}, message {k}", coords)
-    return arrays, [f"{where}: message {k} of {count}, {len(arrays['time'])} points"]
+    arrays, notices = _points(parts, label, f"{where}, message {k}", coords)
+    return arrays, notices + [f"{where}: message {k} of {count}, {len(arrays['time'])} points"]
+
+
+FIELDS = (("q", "positions", "position"), ("qd", "velocities", "velocity"), ("qdd", "accelerations", "acceleration"))
 
 
 def _points(parts, label, where, coords):
+    """({'time', 'q', ['qd'], ['qdd']}, notices) of the points of JointTrajectory messages, one
+    after another; a rate given in some points only is derived, with a notice."""
     needed = coords.joint_names
-    time, columns = [], {"q": [], "qd": [], "qdd": []}
-    offset = 0.0
+    ns, columns = [], {key: [] for key, _, _ in FIELDS}
+    offset = 0
     for part in parts:
         names = list(part.joint_names)
+        twice = next((n for k, n in enumerate(names) if n in names[:k]), None)
+        if twice is not None:
+            raise TrajectoryError(label, where, f"joint {shown(twice)} is named twice in joint_names")
         missing = [n for n in needed if n not in names]
         if missing:
             raise TrajectoryError(label, where, f"joint {shown(missing[0])} is not among the trajectory's "
                                                 f"joint_names")
         index = [names.index(n) for n in needed]
-        for p, point in enumerate(part.points):
-            time.append(offset + point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec)
-            for key, field in (("q", "positions"), ("qd", "velocities"), ("qdd", "accelerations")):
+        for point in part.points:
+            ns.append(offset + point.time_from_start.sec * 10**9 + point.time_from_start.nanosec)
+            for key, field, _ in FIELDS:
                 values = np.asarray(getattr(point, field), dtype=float)
-                columns[key].append(values[index] if len(values) == len(names) else None)
-        offset = time[-1] if time else offset
-    if not time:
+                if len(values) not in (0, len(names)):
+                    raise TrajectoryError(label, f"{where}, point {len(ns) - 1}", f"{len(values)} {field} for "
+                                                                                  f"{len(names)} joints")
+                columns[key].append(values[index] if len(values) else None)
+        offset = ns[-1] if ns else offset
+    if not ns:
         raise TrajectoryError(label, where, "no points")
-    if any(x is None for x in columns["q"]):
-        raise TrajectoryError(label, where, "a point has no position for every joint")
-    arrays = {"time": np.array(time)}
-    if len(time) > 1 and not (np.diff(arrays["time"]) > 0).all():
-        k = int(np.argmin(np.diff(arrays["time"]) > 0)) + 1
+    bare = next((k for k, x in enumerate(columns["q"]) if x is None), None)
+    if bare is not None:
+        raise TrajectoryError(label, f"{where}, point {bare}", "no positions")
+    ns = np.array(ns, dtype=np.int64)
+    if not (np.diff(ns) > 0).all():
+        k = int(np.argmin(np.diff(ns) > 0)) + 1
         raise TrajectoryError(label, f"{where}, point {k}", "time_from_start does not increase")
-    for key, values in columns.items():
-        if all(x is not None for x in values):
-            arrays[key] = np.array(values).reshape(len(time), len(needed))
-    for key, x in arrays.items():
-        if not np.isfinite(x).all():
-            raise TrajectoryError(label, where, f"a point's {key} is not finite")
-    return arrays
+    arrays, notices = {"time": clock.from_ns(ns)}, []
+    for key, field, one in FIELDS:
+        given = sum(x is not None for x in columns[key])
+        if given == len(ns):
+            arrays[key] = np.array(columns[key]).reshape(len(ns), len(needed))
+            bad = np.argwhere(~np.isfinite(arrays[key]))
+            if bad.size:
+                k, j = (int(x) for x in bad[0])
+                raise TrajectoryError(label, f"{where}, point {k}", f"the {one} of {shown(needed[j])} is not finite: "
+                                                                    f"{float(arrays[key][k, j])!r}")
+        elif given and (key == "qd" or "qd" in arrays):
+            notices.append(f"{where}: {field} in {given} of {len(ns)} points only: "
+                           f"{'qd and qdd' if key == 'qd' else 'qdd'} derived from the "
+                           f"{'positions' if key == 'qd' else 'velocities'}")
+    return arrays, notices
 
 
 def is_bag(path):

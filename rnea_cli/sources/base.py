@@ -59,6 +59,7 @@ class Trajectory:
     unit: str = "sample"  # what a sample is called in messages: sample, row, message, point
     wrenched: tuple = ()  # links with external wrench columns
     stream: object = None  # the open file the chunks read, if any (closed by close(), or by the last chunk)
+    origin: float = 0.0  # seconds: the file's time at time 0 (a clock time's first value, see clock.py), once read
 
     def close(self):
         if self.stream is not None:

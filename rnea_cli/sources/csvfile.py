@@ -9,11 +9,13 @@ Blank lines are allowed at the end of the file only; a line may be at most MAX_L
 
 import csv
 import re
+from decimal import Decimal
 
 import numpy as np
 
 from ..errors import TrajectoryError, shown
 from .base import Chunk, Trajectory, ignored
+from .clock import Clock, from_ns
 from .layout import wrenched_links
 
 BLOCK_BYTES = 1 << 23  # bytes parsed per block
@@ -39,15 +41,16 @@ def open_csv(stream, label, layout, names):
         else:
             columns[key] = k
     names.check_found(label, {header[k] for k in columns.values()} | ({header[time_col]} if time_col is not None
-                                                                         else set()), header)
+                                                                         else set()), header, time_col is not None)
     chosen, derived = layout.choose(label, columns)
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, line=lambda k: k + 2, unit="row",
                       wrenched=wrenched_links(chosen), stream=stream)
     if extras:
         traj.notices.append(ignored(extras))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}
-    reader = _BlockParser(label, header, sep, groups, time_col, names.scale)
-    traj.chunks = reader.chunks(stream)
+    clock = None if time_col is None else Clock(label, traj.where, names.unit or "s")
+    reader = _BlockParser(label, header, sep, groups, time_col, clock)
+    traj.chunks = reader.chunks(stream, traj)
     return traj
 
 
@@ -92,37 +95,39 @@ def _readline(stream, label):
 
 
 class _BlockParser:
-    def __init__(self, label, header, sep, groups, time_col, time_scale):
+    """The Chunks of a CSV stream, a block at a time; the time column (its text, see clock.py)
+    apart from the numbers."""
+
+    def __init__(self, label, header, sep, groups, time_col, clock):
         self.label, self.header, self.sep, self.ncols = label, header, sep, len(header)
         self.spaces = sep == " "
-        self.wanted = sorted({k for cols in groups.values() for k in cols} | ({time_col} if time_col is not None
-                                                                               else set()))
+        self.wanted = sorted({k for cols in groups.values() for k in cols})
         index = {k: j for j, k in enumerate(self.wanted)}
         self.spans = {g: _span([index[k] for k in cols]) for g, cols in groups.items()}
-        self.time = None if time_col is None else index[time_col]
-        self.time_scale = time_scale
+        self.time, self.clock = time_col, clock
+        self.checked = sorted(set(self.wanted) | ({time_col} if time_col is not None else set()))  # for messages
         self.numeric = True  # every column has parsed as a number so far (the fast way)
         self.count = _ByteCounter()
 
-    def chunks(self, stream):
+    def chunks(self, stream, traj):
         start = 0
         with stream:
             for line, block, rows in _blocks(stream, self.label, self.count):
-                values = self.parse(line, block, rows)
+                values, time = self.parse(line, block, rows, start)
                 # column-major views of the (N, len(wanted)) block: no copy when a group's columns sit
                 # side by side in the file, as they usually do
                 data = {g: values[:, span] if isinstance(span, slice) else np.asfortranarray(values[:, span])
                         for g, span in self.spans.items()}
-                time = None
-                if self.time is not None:
-                    time = values[:, self.time] if self.time_scale == 1.0 else values[:, self.time] * self.time_scale
+                if start == 0 and self.clock is not None:
+                    self.clock.started(traj)
                 yield Chunk(start, time, data)
-                start += len(values)
+                start += rows
         if start == 0:
             raise TrajectoryError(self.label, None, "no data rows after the header")
 
-    def parse(self, line, block, rows):
-        """(N, len(wanted)) floats of a block of `rows` whole lines, column-major."""
+    def parse(self, line, block, rows, start):
+        """((N, len(wanted)) floats, column-major, and (N,) seconds or None) of a block of `rows`
+        whole lines, the first of them sample `start`."""
         if self.spaces:  # runs of spaces and tabs are one delimiter; none at the ends of a line
             block = re.sub(rb"[ \t]+", b" ", re.sub(rb"[ \t\r]*\n[ \t]*", b"\n", block)).lstrip(b" ")
         sep = ord(self.sep)
@@ -130,34 +135,72 @@ class _BlockParser:
             shaped = self.count(block, sep) == rows * (self.ncols - 1)
         else:
             shaped = _quoted_shape_ok(np.frombuffer(block, np.uint8), sep, rows, self.ncols)
-        values = self._polars(block, rows) if shaped else None
-        if values is None:
-            _locate(self.label, line, block, self.header, self.wanted, self.sep, "polars could not read it")
-        return values
+        parsed = self._polars(block, rows, start) if shaped else None
+        if parsed is None:
+            _locate(self.label, line, block, self.header, self.checked, self.sep, "polars could not read it")
+        return parsed
 
-    def _polars(self, block, rows):
+    def _polars(self, block, rows, start):
         import polars as pl
 
         keys = [f"c{k}" for k in range(self.ncols)]
         wanted = [keys[k] for k in self.wanted]
         read = dict(has_header=False, new_columns=keys, separator=self.sep, quote_char='"')
+        time = None if self.time is None else keys[self.time]
         if self.numeric:
             try:
-                frame = pl.read_csv(block, schema={k: pl.Float64 for k in keys}, **read)
-                return _finite(frame.select(wanted).to_numpy(order="fortran"), rows)
+                frame = pl.read_csv(block, schema={k: pl.String if k == time else pl.Float64 for k in keys}, **read)
+                return self._finite(frame.select(wanted).to_numpy(order="fortran"), frame, time, rows, start)
             except pl.exceptions.PolarsError:
                 self.numeric = False  # text in a column, or spaces around numbers: strings, then numbers
         try:
             frame = pl.read_csv(block, schema={k: pl.String for k in keys}, **read)
             numbers = frame.select(pl.col(k).str.strip_chars().cast(pl.Float64, strict=False) for k in wanted)
-            return _finite(numbers.to_numpy(order="fortran"), rows)
+            return self._finite(numbers.to_numpy(order="fortran"), frame, time, rows, start)
         except pl.exceptions.PolarsError:
             return None
 
+    def _finite(self, values, frame, time, rows, start):
+        """(values, seconds) if there is a row per line and every value is finite (a null is NaN), else None."""
+        if not self.wanted:
+            values = np.empty((frame.height, 0))  # (polars gives no rows for no columns)
+        if len(values) != rows or not np.isfinite(values).all():
+            return None
+        if time is None:
+            return values, None
+        seconds = _seconds(frame[time].str.strip_chars(), self.clock, start)
+        return (values, seconds) if seconds is not None and np.isfinite(seconds).all() else None
 
-def _finite(values, rows):
-    """values if it has a row per line and every value is finite (a null is NaN), else None."""
-    return values if len(values) == rows and np.isfinite(values).all() else None
+
+def _seconds(text, clock, start):
+    """Seconds from time 0 of time cells (a polars String Series), NaN where one is not a number;
+    None when the first of the file is not. A clock time's cells are read as decimals, exactly,
+    and counted in nanoseconds from the first (see clock.py)."""
+    import polars as pl
+
+    floats = text.cast(pl.Float64, strict=False)
+    if clock.origin is None:
+        first = floats[0]
+        if first is None or not np.isfinite(first):
+            return None
+        exact = _decimals(text[:1], clock)[0]
+        clock.start(first if exact is None else exact, start)
+    if not isinstance(clock.origin, Decimal):  # kept as written, or a first value no decimal holds
+        return clock.seconds(floats.to_numpy(), start)
+    origin = pl.Series([int(clock.origin.scaleb(clock.places))], dtype=pl.Int128)  # in nanoseconds
+    offsets = (_decimals(text, clock).to_physical() - origin).cast(pl.Int64, strict=False)
+    seconds = from_ns(offsets.to_numpy())  # (NaN where not a decimal within int64 nanoseconds of time 0)
+    loose = np.flatnonzero(offsets.is_null().to_numpy())
+    if loose.size:  # numbers no decimal holds (1e40): as doubles, which the plausible-time check refuses
+        seconds[loose] = (floats.to_numpy()[loose] - float(clock.origin)) / clock.per_second
+    return seconds
+
+
+def _decimals(text, clock):
+    """Time cells as decimals to the nanosecond (of the clock's unit), null where not one."""
+    import polars as pl
+
+    return text.cast(pl.Decimal(38, clock.places), strict=False)
 
 
 def _quoted_shape_ok(a, sep, rows, ncols):

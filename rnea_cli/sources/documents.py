@@ -9,10 +9,12 @@ import numpy as np
 from .. import safeload
 from ..errors import TrajectoryError
 from .base import Chunk, Trajectory, ignored
+from .clock import Clock
 from .layout import PREFIXES, wrenched_links
 
 
-def open_document(stream, label, fmt, layout):
+def open_document(stream, label, fmt, layout, time_unit=None):
+    """A Trajectory of a YAML or JSON document (read whole); time in time_unit (default s)."""
     doc = safeload.load(safeload.read_text(stream, label, TrajectoryError), label, fmt, TrajectoryError)
     if doc is None or (isinstance(doc, (str, bytes)) and not doc.strip()):
         raise TrajectoryError(label, None, "empty file")
@@ -36,7 +38,9 @@ def open_document(stream, label, fmt, layout):
             else:
                 extras.append(f"{prefix}.{_key(name)}")
     chosen, derived = layout.choose(label, present)
-    time = _numbers(doc["time"], label, "time") if "time" in doc else None
+    if time_unit is not None and "time" not in doc:
+        raise TrajectoryError(label, None, f"--time-unit {time_unit}: the file has no time")
+    time = _numbers(doc["time"], label, "time", exact=True) if "time" in doc else None
     keys = [key for g in chosen for key in layout.groups[g]]
     used = [present[key] for key in keys]
     lengths = {len(v) for v in used} | ({len(time)} if time is not None else set())
@@ -53,6 +57,10 @@ def open_document(stream, label, fmt, layout):
     traj = Trajectory(label, time is not None, tuple(chosen), derived, wrenched=wrenched_links(chosen))
     if extras:
         traj.notices.append(ignored(extras, "entry"))
+    if time is not None:
+        clock = Clock(label, lambda k: f"time[{k}]", time_unit or "s")
+        time = clock.seconds(time)
+        clock.started(traj)
     data = {g: _stack([present[key] for key in layout.groups[g]], N) for g in chosen}
     traj.chunks = iter([Chunk(0, time, data)])
     return traj
@@ -90,7 +98,9 @@ def _key(name):
     return "null" if name is None else str(name).lower() if isinstance(name, bool) else str(name)
 
 
-def _numbers(values, label, path):
+def _numbers(values, label, path, exact=False):
+    """(N,) float64 of a list of numbers; exact: int64 when every one is an integer of int64
+    (a time in nanoseconds, say, which a double would round)."""
     if not isinstance(values, list):
         raise TrajectoryError(label, path, f"expected a list of numbers, got {type(values).__name__}")
     out = np.empty(len(values))
@@ -99,6 +109,8 @@ def _numbers(values, label, path):
         if value is None:
             raise TrajectoryError(label, f"{path}[{k}]", safeload.why_not_a_number(x))
         out[k] = value
+    if exact and values and all(type(x) is int and -2**63 <= x < 2**63 for x in values):
+        return np.array(values, dtype=np.int64)
     return out
 
 

@@ -22,6 +22,7 @@ import numpy as np
 @dataclass(frozen=True)
 class Layout:
     names: tuple
+    frame: str  # header.frame_id
     big: bool
     arrays: tuple  # ((offset, count) of position, velocity, effort)
     key: tuple  # (start, stop) byte ranges that must equal the template's for its offsets to hold
@@ -53,6 +54,7 @@ def layout_of(raw, ros1):
     if (not ros1 and size < 1) or text_end > n:
         raise ValueError("bad frame_id")
     key.append((pos, text_end))
+    frame = bytes(raw[pos + 4:text_end - (0 if ros1 else 1)]).decode("utf-8")
     pos = align(text_end, 4)
     names = []
     names_count = count(pos)
@@ -84,7 +86,7 @@ def layout_of(raw, ros1):
         pos += 8 * items
     if n - pos > (0 if ros1 else 3):  # CDR may pad the end to 4 bytes
         raise ValueError(f"{n - pos} bytes past the end")
-    return Layout(tuple(names), big, tuple(arrays), _spans(key), n)
+    return Layout(tuple(names), frame, big, tuple(arrays), _spans(key), n)
 
 
 def _spans(ranges, gap=8):
@@ -101,9 +103,12 @@ def _spans(ranges, gap=8):
 
 @dataclass
 class Decoded:
-    """The messages of one set of joint names, in the order they were read."""
+    """The messages of one publisher (connection and frame_id) with one set of joint names, in the
+    order they were read."""
 
     names: tuple
+    source: int  # the connection, by its place among the topic's connections
+    frame: str  # header.frame_id
     index: np.ndarray  # (m,) position of each message among all that were read
     log_time: np.ndarray  # (m,) int64 ns: when the bag recorded it
     stamp: np.ndarray  # (m,) int64 ns: header.stamp
@@ -111,18 +116,21 @@ class Decoded:
     velocity: np.ndarray | None  # (m, len(names)), or None where some message had none
     effort: np.ndarray | None
     time: np.ndarray | None = None  # (m,) seconds on the bag's time base, once chosen (see publishers.py)
+    with_velocity: int = 0  # messages with a velocity for every joint (all m where velocity is not None)
 
 
 class NotJointState(ValueError):
     """(index among the raw messages, why)."""
 
 
-def decode(raws, log_times, ros1, offset=0):
-    """[Decoded] of raw JointState messages (bytes), one per set of names, each message's index
+def decode(raws, log_times, ros1, offset=0, sources=None):
+    """[Decoded] of raw JointState messages (bytes), one per connection (`sources`: each message's,
+    by its place among the topic's; all 0 if None), frame_id and set of names, each message's index
     counted from `offset`; NotJointState (its index among raws) for a message that is not one."""
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
     log_times = np.asarray(log_times, dtype=np.int64)
-    parts = {}  # names -> [(index, log_time, stamp, position, velocity, effort)]
+    sources = np.zeros(len(raws), np.int64) if sources is None else np.asarray(sources, dtype=np.int64)
+    parts = {}  # (names, frame, source) -> [(layout, index, log_time, stamp, position, velocity, effort)]
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
         same = raws if len(rows) == len(raws) else [raws[i] for i in rows]
@@ -140,11 +148,13 @@ def decode(raws, log_times, ros1, offset=0):
             for a, b in layout.key:
                 ok &= (rest[:, a:b] == template[a:b]).all(axis=1)
             take = left[ok]
-            parts.setdefault(frozenset(layout.names), []).append(
-                (layout, rows[take], log_times[rows[take]],
-                 *_numbers(M if len(take) == len(M) else M[take], layout, ros1)))
+            for source in np.unique(sources[rows[take]]):
+                mine = take[sources[rows[take]] == source]
+                parts.setdefault((frozenset(layout.names), layout.frame, int(source)), []).append(
+                    (layout, rows[mine], log_times[rows[mine]],
+                     *_numbers(M if len(mine) == len(M) else M[mine], layout, ros1)))
             left = left[~ok]
-    return [_merged(blocks, offset) for blocks in parts.values()]
+    return [_merged(blocks, offset, key[2]) for key, blocks in parts.items()]
 
 
 def _numbers(M, layout, ros1):
@@ -164,8 +174,9 @@ def in_order(x, names, order):
     return x if tuple(names) == tuple(order) else x[:, [names.index(n) for n in order]]
 
 
-def _merged(blocks, offset):
-    """One Decoded from the blocks of one name set, columns in the first block's name order."""
+def _merged(blocks, offset, source):
+    """One Decoded from the blocks of one connection, frame and name set, columns in the first
+    block's name order."""
     names = blocks[0][0].names
     columns = {"position": [], "velocity": [], "effort": []}
     for layout, *_, position, velocity, effort in blocks:
@@ -180,6 +191,7 @@ def _merged(blocks, offset):
     position = joined(columns["position"])
     if position is None:
         raise NotJointState(int(index[0]), "position does not list every joint named")
-    return Decoded(names, offset + index[order], np.concatenate([b[2] for b in blocks])[order],
-                   np.concatenate([b[3] for b in blocks])[order], position, joined(columns["velocity"]),
-                   joined(columns["effort"]))
+    with_velocity = sum(len(b[1]) for b, v in zip(blocks, columns["velocity"]) if v is not None)
+    return Decoded(names, source, blocks[0][0].frame, offset + index[order],
+                   np.concatenate([b[2] for b in blocks])[order], np.concatenate([b[3] for b in blocks])[order],
+                   position, joined(columns["velocity"]), joined(columns["effort"]), with_velocity=with_velocity)

@@ -20,7 +20,6 @@ BASE_TWIST = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
 # external wrench on a link: [n; f], and optionally the point it acts at
 WRENCH = ("tx", "ty", "tz", "fx", "fy", "fz")
 POINT = ("px", "py", "pz")
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 # Controller logs. UR RTDE record.py: measured position and velocity (actual_*), what the robot
 # did; there is no measured acceleration, so qdd is derived from actual_qd; the measured effort
@@ -107,13 +106,13 @@ class ColumnNames:
     """Column name -> key for tabular files: `prefix_name` by default, or role templates
     (`--columns 'time=timestamp,q=actual_q_{i}'`: {i} the joint's index among the coordinates,
     {joint} its name); the base and wrench columns keep their default names. `time` is the name
-    of the time column and `scale` converts it to seconds."""
+    of the time column and `unit` its unit (clock.UNITS)."""
 
-    def __init__(self, coords, layout, templates=None, time_unit="s", source="--columns"):
-        self.layout, self.scale, self.time, self.source = layout, TIME_UNITS[time_unit], "time", source
+    def __init__(self, coords, layout, templates=None, time_unit=None, source="--columns"):
+        self.layout, self.unit, self.time, self.source = layout, time_unit, "time", source
         self.mapped = {}  # column name -> key, from templates
         self.roles = {}
-        if templates:
+        if templates is not None:
             self.roles = parse_templates(templates, source)
             self.time = self.roles.get("time", "time")
             for role, template in self.roles.items():
@@ -143,8 +142,12 @@ class ColumnNames:
                 return None if prefix in self.roles and key in self.layout.joint_keys else key
         return None
 
-    def check_found(self, label, found, columns):
-        """A template that matched no column is an error listing the file's columns."""
+    def check_found(self, label, found, columns, timed=True):
+        """A template that matched no column is an error listing the file's columns; so is a time
+        unit given for a file without a time column (timed: it has one)."""
+        if self.unit is not None and not timed:
+            raise TrajectoryError(label, None, f"--time-unit {self.unit}: the file has no time column "
+                                               f"({shown(self.time)[1:-1]})")
         for role, template in self.roles.items():
             names = [self.time] if role == "time" else [n for n, key in self.mapped.items() if key[0] == role]
             if not any(n in found for n in names):
