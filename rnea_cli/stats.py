@@ -22,11 +22,17 @@ class ExactSum:
     def __init__(self, n):
         self.n = n
         self.buckets = np.zeros((n, self.BUCKETS), dtype=np.int64)
+        self.special = np.zeros(n)  # inf or nan of the values that were not finite (0 while all are)
         self._offsets = (self.ZERO + np.arange(n) * self.BUCKETS).astype(np.int32)  # each column's buckets
 
     def add(self, x):
-        """Add the columns of x (N, n): finite values."""
-        m, e = np.frexp(np.asarray(x, dtype=float))
+        """Add the columns of x (N, n); a value that is not finite makes its column's sum inf or nan."""
+        x = np.asarray(x, dtype=float)
+        finite = np.isfinite(x)
+        if not finite.all():
+            self.special = self.special + np.where(finite, 0.0, x).sum(axis=0)
+            x = np.where(finite, x, 0.0)
+        m, e = np.frexp(x)
         self._add(m * 2.0 ** 53, e - 53)
 
     def add_squares(self, x):
@@ -57,6 +63,7 @@ class ExactSum:
 
     def merge(self, other):
         self.buckets += other.buckets
+        self.special = self.special + other.special
         self._carry()
         return self
 
@@ -73,7 +80,7 @@ class ExactSum:
 
     def values(self):
         """(n,) the sums, each rounded once."""
-        return np.array([float(f) for f in self.fractions()])
+        return np.array([float(f) for f in self.fractions()]) + self.special
 
 
 def exact_sqrt(fraction):

@@ -521,3 +521,24 @@ def test_the_split_with_mimic_joints_is_pinocchios_on_its_mimic_model(path, tmp_
     assert_matches(stack(out, "tau_inertia", names), inertia)
     assert_matches(stack(out, "tau_coriolis", names), coriolis)
     assert_matches(stack(out, "tau", names), pin_full(pm, names, q, qd, qdd)[0])
+
+
+@pytest.mark.parametrize("command", ["compare", "payload", "scale"])
+def test_the_answers_are_the_same_bits_however_the_input_is_cut(command, tmp_path, monkeypatch):
+    """compare's moments and the RMS sums of payload and scale are exact sums: reading the file in
+    blocks of other sizes changes no digit of their JSON (float sums per block did)."""
+    limits = tmp_path / "limits.yaml"  # an RMS limit that binds: the answer is its sums' (34 N·m RMS now)
+    limits.write_text(f"arm7_joint2: {{rms_effort: {35 if command == 'scale' else 40}}}\n")
+    args = {"compare": ["--format", "json"],
+            "payload": ["--link", "arm7_link7", "--format", "json", "--limits", limits],
+            "scale": ["--format", "json", "--limits", limits]}[command]
+    trajectory = ROBOTS / ("arm7_measured.csv" if command == "compare" else "arm7_traj.csv")
+    outputs = []
+    for block_bytes in (None, 5000, 23456):
+        small_blocks(monkeypatch, block_bytes)
+        result = run(command, ARM, trajectory, *args)
+        assert result.exit_code in (0, 1), result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    answer = json.loads(outputs[0])
+    assert command == "compare" or answer["limiting"]["quantity"] == "rms_effort"

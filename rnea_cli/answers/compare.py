@@ -1,11 +1,12 @@
 """Measured against model: per joint, the residual (measured - model effort), its RMS and largest
-size, the correlation, and the least-squares fit measured = scale model + offset. Streamed with
-pairwise-merged moments (Chan et al.), so that long runs keep their digits."""
+size, the correlation, and the least-squares fit measured = scale model + offset. Streamed as
+exact sums (stats.ExactSum) of the deviations from the first sample and of their products, so that
+long runs keep their digits and the numbers are the same bits however the run is cut."""
 
 import numpy as np
 
 from ..errors import RneaError
-from ..stats import Peaks
+from ..stats import ExactSum, Peaks
 
 RESOLVED = 2.0 ** -26  # a spread below this share of the values' size is round-off's to decide (sqrt of eps)
 
@@ -13,9 +14,8 @@ RESOLVED = 2.0 ** -26  # a spread below this share of the values' size is round-
 class Comparison:
     def __init__(self, n):
         self.count = 0
-        self.mean = np.zeros((2, n))  # model, measured
-        self.m2 = np.zeros((2, n))  # sums of squared deviations
-        self.cross = np.zeros(n)  # sum of (model - mean)(measured - mean)
+        self.origin = None  # (2, n) the first sample's model and measured efforts
+        self.sums = ExactSum(5 * n)  # of dm, dx, dm², dx², dm dx: d the deviations from the origin
         self.residual = Peaks(n)  # its RMS and largest size
         self.low = np.full((2, n), np.inf)  # model, measured: constant where low == high (exactly)
         self.high = np.full((2, n), -np.inf)
@@ -27,20 +27,27 @@ class Comparison:
         self.residual.update(start, None, measured - model)
         self.low = np.minimum(self.low, [model.min(axis=0), measured.min(axis=0)])
         self.high = np.maximum(self.high, [model.max(axis=0), measured.max(axis=0)])
-        mean = np.stack([model.mean(axis=0), measured.mean(axis=0)])
-        dm, dx = model - mean[0], measured - mean[1]
-        m2 = np.stack([np.einsum("ij,ij->j", dm, dm), np.einsum("ij,ij->j", dx, dx)])
-        cross = np.einsum("ij,ij->j", dm, dx)
-        total = self.count + n
-        if self.count == 0:  # the first block: its own moments (no merge term, whose 0 x inf would be NaN)
-            self.m2, self.cross, self.mean, self.count = m2, cross, mean, total
-            return
-        delta = mean - self.mean
-        w = self.count * n / total
-        self.m2 += m2 + delta ** 2 * w
-        self.cross += cross + delta[0] * delta[1] * w
-        self.mean += delta * n / total
-        self.count = total
+        if self.origin is None:
+            self.origin = np.stack([model[0], measured[0]])
+        dm, dx = model - self.origin[0], measured - self.origin[1]
+        self.sums.add(np.concatenate([dm, dx, dm * dm, dx * dx, dm * dx], axis=1))
+        self.count += n
+
+    def _moments(self):
+        """(mean (2, n), sums of squared deviations from the mean (2, n), their cross sum (n,)), from
+        the exact sums, each rounded once (inf or nan where a product overflowed)."""
+        from fractions import Fraction
+
+        n, count = len(self.low[0]), self.count
+        exact = self.sums.fractions()
+        s1m, s1x, s2m, s2x, sxy = (exact[k * n:(k + 1) * n] for k in range(5))
+        special = self.sums.special.reshape(5, n)
+        mean = np.array([[float(self.origin[0, j] + Fraction(s1m[j], count)) for j in range(n)],
+                         [float(self.origin[1, j] + Fraction(s1x[j], count)) for j in range(n)]]) + special[:2]
+        m2 = np.array([[float(s2m[j] - s1m[j] * s1m[j] / count) for j in range(n)],
+                       [float(s2x[j] - s1x[j] * s1x[j] / count) for j in range(n)]]) + special[2:4]
+        cross = np.array([float(sxy[j] - s1m[j] * s1x[j] / count) for j in range(n)]) + special[4]
+        return mean, m2, cross
 
     def joints(self, names, label="compare"):
         """Per joint: rms, max, correlation, scale, offset; None where the data do not determine
@@ -49,15 +56,17 @@ class Comparison:
         constant measurement fitted a scale of 7e118), the correlation where either effort does."""
         out = []
         rms = self.residual.rms
+        n = len(names)
+        means, m2, crosses = self._moments() if self.count else (np.zeros((2, n)), np.zeros((2, n)), np.zeros(n))
         for j, name in enumerate(names):
-            var_model, var_measured, cross = self.m2[0, j], self.m2[1, j], self.cross[j]
+            var_model, var_measured, cross = m2[0, j], m2[1, j], crosses[j]
             # a constant is exactly so: its round-off deviations (x - mean, 1 ulp) fit no line
             if self.low[0, j] == self.high[0, j]:
                 var_model = cross = 0.0
             if self.low[1, j] == self.high[1, j]:
                 var_measured = cross = 0.0
             size = np.abs([self.low[:, j], self.high[:, j]]).max(axis=0)  # model, measured
-            mean = np.where(self.low[:, j] == self.high[:, j], self.low[:, j], self.mean[:, j])  # a constant: itself
+            mean = np.where(self.low[:, j] == self.high[:, j], self.low[:, j], means[:, j])  # a constant: itself
             with np.errstate(all="ignore"):
                 spread = np.sqrt(np.array([var_model, var_measured]) / self.count)
                 fitted = spread[0] > RESOLVED * size.max()

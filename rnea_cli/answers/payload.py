@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import spatial
 from ..errors import RneaError, shown
+from ..stats import ExactSum
 from . import bounds
 
 MAX_STORED = 1 << 26  # samples kept for a motor RMS limit (3 doubles each, per joint)
@@ -69,7 +70,7 @@ class PayloadSolver:
         self.check, self.unit, self.drives = check, unit_pipeline, drives
         self.best = (np.inf, None)  # (m, limiting)
         n = unit_pipeline.coords.n
-        self.sums = np.zeros((3, n))  # sum of e1², e0 e1, e0²
+        self.sums = ExactSum(3 * n)  # of e1², e0 e1, e0², exact: the same bits in any chunks
         self.count = 0
         self.stored = {}  # joint column -> lists of (e0, e1, qd, time) for motor RMS limits
         self.has_time = has_time
@@ -78,8 +79,7 @@ class PayloadSolver:
         chunk = block.chunk
         e1 = self.unit.compute(chunk, _NoWrenches(traj)).tau
         e0 = block.effort
-        self.sums += np.stack([np.einsum("ij,ij->j", e1, e1), np.einsum("ij,ij->j", e0, e1),
-                               np.einsum("ij,ij->j", e0, e0)])
+        self.sums.add(np.concatenate([e1 * e1, e0 * e1, e0 * e0], axis=1))
         self.count += len(e0)
         for check, i, quantity in self.check.plan:
             if quantity in ("effort", "motor_torque", "envelope"):
@@ -124,7 +124,7 @@ class PayloadSolver:
                        limiting if feasible and not unbounded else None, feasible, zero)
 
     def _rms_limits(self):
-        A, B, C = self.sums / max(self.count, 1)
+        A, B, C = self.sums.values().reshape(3, -1) / max(self.count, 1)
         for check, i, quantity in self.check.plan:
             if quantity == "rms_effort":
                 m = bounds.largest_within_rms(A[i], B[i], C[i], check.allowed)

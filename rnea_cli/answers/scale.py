@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..stats import ExactSum
 from . import bounds
 
 MAX_FACTOR = 1e6  # the factors looked for: beyond, a motion is too slow for its limits to say how fast it may go
@@ -41,7 +42,7 @@ class ScaleSolver:
         self.best = (np.inf, None)
         self.hold = None  # the first sample whose poses cannot be held (k -> 0), or None
         n = pipeline.coords.n
-        self.moments = np.zeros((5, n))  # sums of the quartic's coefficients of e(k)², per joint
+        self.moments = ExactSum(6 * n)  # of c², b c, b², a c, a b, a²: exact, the same bits in any chunks
         self.count = 0
         self.t_first = self.t_last = None
         self.kept = {}  # column -> [(a, b, c, qd, time)] for the motor RMS limits solved numerically
@@ -52,9 +53,7 @@ class ScaleSolver:
             self.t_first = chunk.time[0] if self.t_first is None else self.t_first
             self.t_last = chunk.time[-1]
         a, b, c = self._coefficients(block, traj)
-        self.moments += np.stack([np.einsum("ij,ij->j", c, c), 2 * np.einsum("ij,ij->j", b, c),
-                                  np.einsum("ij,ij->j", b, b) + 2 * np.einsum("ij,ij->j", a, c),
-                                  2 * np.einsum("ij,ij->j", a, b), np.einsum("ij,ij->j", a, a)])
+        self.moments.add(np.concatenate([c * c, b * c, b * b, a * c, a * b, a * a], axis=1))
         self.count += len(c)
         q, qd, _ = block.motion
         for check, i, quantity in self.check.plan:
@@ -154,7 +153,8 @@ class ScaleSolver:
             if check.quantity == "position" and not check.ok and self.hold is None:
                 self.hold = {"joint": check.joint, "quantity": "position", "sample": check.first_sample,
                              "time": check.first_time}
-        moments = self.moments / max(self.count, 1)
+        cc, bc, bb, ac, ab, aa = self.moments.values().reshape(6, -1)
+        moments = np.stack([cc, 2 * bc, bb + 2 * ac, 2 * ab, aa]) / max(self.count, 1)  # of e(k)², k^0 .. k^4
         for check, i, quantity in self.check.plan:
             if quantity not in ("rms_effort", "motor_rms"):
                 continue
