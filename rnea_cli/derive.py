@@ -132,7 +132,8 @@ def _continuous_quaternions(chunks):
     for c in chunks:
         Q = c.data["base_pose"][:, 3:]
         before = np.concatenate([Q[:1] if last is None else last, Q[:-1]])
-        flips = np.cumsum(np.einsum("ka,ka->k", Q, before) < 0) % 2  # sign changes so far in this chunk
+        dots = Q[:, 0] * before[:, 0] + Q[:, 1] * before[:, 1] + Q[:, 2] * before[:, 2] + Q[:, 3] * before[:, 3]
+        flips = np.cumsum(dots < 0) % 2  # sign changes so far in this chunk
         if flips.any():
             pose = c.data["base_pose"].copy()
             pose[:, 3:] *= np.where(flips, -1.0, 1.0)[:, None]
@@ -166,7 +167,8 @@ def base_twist(t, pose):
     dQ, dp = derivative(t, Q), derivative(t, pose[:, :3])
     u, w = Q[:, :3], Q[:, 3:]
     omega = 2 * (w * dQ[:, :3] - dQ[:, 3:] * u - np.cross(u, dQ[:, :3]))
-    v = np.einsum("abk,ka->kb", quaternion_matrix(Q), dp)
+    R = quaternion_matrix(Q)  # R^T dp summed in order, element by element (an einsum may fuse and reorder)
+    v = (R[0] * dp[:, 0] + R[1] * dp[:, 1] + R[2] * dp[:, 2]).T
     return np.concatenate([omega, v], axis=1)
 
 
