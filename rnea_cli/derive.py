@@ -110,7 +110,8 @@ def _unit_quaternions(chunks, traj):
     warned = False
     for c in chunks:
         quat = c.data["base_pose"][:, 3:]
-        norm = np.linalg.norm(quat, axis=1)
+        norm = np.sqrt(quat[:, 0] * quat[:, 0] + quat[:, 1] * quat[:, 1] + quat[:, 2] * quat[:, 2]
+                       + quat[:, 3] * quat[:, 3])  # in order (np.linalg.norm's sum may be BLAS's)
         off = np.abs(norm - 1.0)
         bad = np.flatnonzero(~(off <= QUATERNION_ERROR))
         if bad.size:
@@ -133,7 +134,7 @@ def _continuous_quaternions(chunks):
         Q = c.data["base_pose"][:, 3:]
         before = np.concatenate([Q[:1] if last is None else last, Q[:-1]])
         dots = Q[:, 0] * before[:, 0] + Q[:, 1] * before[:, 1] + Q[:, 2] * before[:, 2] + Q[:, 3] * before[:, 3]
-        flips = np.cumsum(dots < 0) % 2  # sign changes so far in this chunk
+        flips = np.logical_xor.accumulate(dots < 0)  # an odd number of sign changes so far in this chunk
         if flips.any():
             pose = c.data["base_pose"].copy()
             pose[:, 3:] *= np.where(flips, -1.0, 1.0)[:, None]

@@ -45,12 +45,48 @@ def fit(t, q, h, centers, begin=None, end=None):
         jj = np.clip(j, 0, len(t) - 1)
         u = np.where(ok, (t[jj] - t[centers]) / h, 0.0)
         w = ok.astype(float)
-        powers = np.stack([w * u ** k for k in range(2 * DEGREE + 1)], axis=1)  # (m, 7)
+        powers = [w]
+        for _ in range(2 * DEGREE):  # w u^k by products in order (pow is libm's)
+            powers.append(powers[-1] * u)
+        powers = np.stack(powers, axis=1)  # (m, 7)
         for a in range(DEGREE + 1):
             M[:, a] += powers[:, a:a + DEGREE + 1]
             B[:, a] += powers[:, a:a + 1] * q[jj]
-    c = np.linalg.solve(M, B)  # (m, 4, n)
+    c = solve_positive(M, B)  # (m, 4, n)
     return c[:, 0], c[:, 1] / h, 2.0 * c[:, 2] / h ** 2
+
+
+def solve_positive(M, B):
+    """x with M x = B for symmetric positive definite M (m, k, k) and B (m, k, n), by Cholesky in
+    element-wise operations over the m systems: LAPACK's solve rounds by the CPU's BLAS kernels
+    (with or without FMA). np.linalg.LinAlgError where a pivot is not positive."""
+    m, k = M.shape[:2]
+    L = np.zeros_like(M)
+    for j in range(k):
+        s = M[:, j, j].copy()
+        for p in range(j):
+            s -= L[:, j, p] * L[:, j, p]
+        if not (s > 0).all():
+            raise np.linalg.LinAlgError("not positive definite")
+        L[:, j, j] = np.sqrt(s)
+        for i in range(j + 1, k):
+            s = M[:, i, j].copy()
+            for p in range(j):
+                s -= L[:, i, p] * L[:, j, p]
+            L[:, i, j] = s / L[:, j, j]
+    y = np.empty_like(B)
+    for i in range(k):  # L y = B
+        s = B[:, i].copy()
+        for p in range(i):
+            s -= L[:, i, p, None] * y[:, p]
+        y[:, i] = s / L[:, i, i, None]
+    x = np.empty_like(B)
+    for i in range(k - 1, -1, -1):  # L^T x = y
+        s = y[:, i].copy()
+        for p in range(i + 1, k):
+            s -= L[:, p, i, None] * x[:, p]
+        x[:, i] = s / L[:, i, i, None]
+    return x
 
 
 def smoothed(chunks, traj, window):
@@ -119,7 +155,9 @@ def resampled(chunks, traj, rate):
             data = {g: _interpolate(both.time, x, grid) for g, x in both.data.items()}
             if "base_pose" in data:
                 quat = data["base_pose"][:, 3:]
-                data["base_pose"][:, 3:] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+                norm = np.sqrt(quat[:, 0] * quat[:, 0] + quat[:, 1] * quat[:, 1] + quat[:, 2] * quat[:, 2]
+                               + quat[:, 3] * quat[:, 3])
+                data["base_pose"][:, 3:] = quat / norm[:, None]
             yield Chunk(k, grid, data)
             k += len(grid)
         last = c.sliced(len(c) - 1, len(c))

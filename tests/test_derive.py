@@ -132,3 +132,19 @@ def test_a_time_beyond_1e18_seconds_is_one_line_naming_it(tmp_path, times):
     no_time.write_text("q_shoulder,q_elbow\n" + "0.1,0.2\n" * 13)
     result = run("torques", ROBOTS / "planar2.urdf", no_time, "--dt", "1e17", "-q")
     assert result.exit_code == 2 and result.stderr.endswith("s is more than 1e+18 s from 0 (--dt)\n"), result.stderr
+
+
+def test_the_smoothing_solve_is_the_cholesky_solution():
+    """smoothing.solve_positive (element-wise Cholesky, the same bits on every CPU) against numpy's
+    LAPACK solve on random positive definite systems, and its refusal of a singular one."""
+    import pytest
+
+    from rnea_cli.smoothing import solve_positive
+
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(50, 4, 4))
+    M = A @ A.transpose(0, 2, 1) + 0.1 * np.eye(4)
+    B = rng.normal(size=(50, 4, 3))
+    np.testing.assert_allclose(solve_positive(M, B), np.linalg.solve(M, B), rtol=1e-10, atol=1e-12)
+    with pytest.raises(np.linalg.LinAlgError):
+        solve_positive(np.ones((1, 4, 4)), np.ones((1, 4, 1)))

@@ -42,12 +42,18 @@ class Comparison:
         exact = self.sums.fractions()
         s1m, s1x, s2m, s2x, sxy = (exact[k * n:(k + 1) * n] for k in range(5))
         special = self.sums.special.reshape(5, n)
-        mean = np.array([[float(self.origin[0, j] + Fraction(s1m[j], count)) for j in range(n)],
-                         [float(self.origin[1, j] + Fraction(s1x[j], count)) for j in range(n)]]) + special[:2]
-        m2 = np.array([[float(s2m[j] - s1m[j] * s1m[j] / count) for j in range(n)],
-                       [float(s2x[j] - s1x[j] * s1x[j] / count) for j in range(n)]]) + special[2:4]
-        cross = np.array([float(sxy[j] - s1m[j] * s1x[j] / count) for j in range(n)]) + special[4]
-        return mean, m2, cross
+        def rounded(x):  # inf beyond the doubles' range (the caller's message says the efforts are too large)
+            try:
+                return float(x)
+            except OverflowError:
+                return float("inf") if x > 0 else float("-inf")
+
+        mean = np.array([[rounded(Fraction(self.origin[0, j]) + Fraction(s1m[j], count)) for j in range(n)],
+                         [rounded(Fraction(self.origin[1, j]) + Fraction(s1x[j], count)) for j in range(n)]])
+        m2 = np.array([[rounded(s2m[j] - s1m[j] * s1m[j] / count) for j in range(n)],
+                       [rounded(s2x[j] - s1x[j] * s1x[j] / count) for j in range(n)]])
+        cross = np.array([rounded(sxy[j] - s1m[j] * s1x[j] / count) for j in range(n)])
+        return mean + special[:2], m2 + special[2:4], cross + special[4]
 
     def joints(self, names, label="compare"):
         """Per joint: rms, max, correlation, scale, offset; None where the data do not determine
