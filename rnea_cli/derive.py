@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .errors import TrajectoryError
-from .sources.base import Chunk
+from .sources.base import Chunk, check_time
 from .sources.clock import MOST_TIME
 from .spatial import quaternion_matrix
 
@@ -171,21 +171,6 @@ def base_twist(t, pose):
     R = quaternion_matrix(Q)  # R^T dp summed in order, element by element (an einsum may fuse and reorder)
     v = (R[0] * dp[:, 0] + R[1] * dp[:, 1] + R[2] * dp[:, 2]).T
     return np.concatenate([omega, v], axis=1)
-
-
-def check_time(traj, c, previous=None, strict=True):
-    """Time increases strictly within chunk c and from the `previous` time (for derivatives); not
-    strict: it may repeat, but never goes back."""
-    t = c.time if previous is None else np.concatenate([[previous], c.time])
-    steps = np.diff(t)
-    bad = np.flatnonzero(~(steps > 0) if strict else ~(steps >= 0))
-    if bad.size:
-        k = int(bad[0]) + (1 if previous is None else 0)
-        before = float(c.time[k - 1]) if k > 0 else float(previous)
-        why = ("is not after", "time must increase to derive velocities") if strict else (
-            "is before", "time may repeat but not go back")
-        raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} {why[0]} the previous "
-                                                                   f"time {before!r} ({why[1]})")
 
 
 def _plausible_time(chunks, traj, hint):

@@ -10,9 +10,8 @@ window, while noise is averaged over every sample of it.
 
 import numpy as np
 
-from .derive import check_time
 from .errors import TrajectoryError
-from .sources.base import Chunk
+from .sources.base import Chunk, check_time
 
 DEGREE = 3
 MAX_WINDOW = 20_000  # samples a window may hold: the fits cost that much per sample

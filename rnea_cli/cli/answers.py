@@ -4,7 +4,7 @@ import json
 
 import click
 
-from . import main
+from .group import main
 from .check import limit_check
 from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, say,
                      trajectory_options, vector3)

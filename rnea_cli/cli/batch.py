@@ -134,9 +134,9 @@ def _run_all(work, jobs, here=()):
 
 def _one(job):
     """(exit status, stdout bytes, stderr text, summary) of one trajectory's command."""
-    from . import handled
+    from .group import handled
 
-    from . import main
+    from .group import main
 
     name, params = job
     callback = main.commands[name].callback

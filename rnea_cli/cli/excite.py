@@ -2,7 +2,7 @@
 
 import click
 
-from . import main
+from .group import main
 from .common import make_console, positive, quiet_option, robot_options, say, table_output
 
 

@@ -2,7 +2,7 @@
 
 import click
 
-from . import main
+from .group import main
 from .check import limit_check
 from .common import actuator_options, limit_options, make_console, open_run, quiet_option, trajectory_options
 from ..errors import RneaError, shown

@@ -2,7 +2,7 @@
 
 import click
 
-from . import main
+from .group import main
 from .common import actuator_options, make_console, open_run, quiet_option, say, table_output, trajectory_options
 
 

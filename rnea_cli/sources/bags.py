@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import TrajectoryError, shown
 from ..workers import parallel
 from . import clock, jointstate, publishers
+from .publishers import callers, places, why_unreadable
 from .base import Chunk, Trajectory
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -100,11 +101,6 @@ def _typestore(store):
     from rosbags.typesys import get_typestore
 
     return get_typestore(store)
-
-
-def why_unreadable(exc):
-    text = str(exc).strip().split("\n")[0] or type(exc).__name__
-    return text[:300]
 
 
 def _topic(reader, label, topic):
@@ -315,16 +311,6 @@ def _read(reader, connections, ros1, start, stop, most):
     if _values(decoded) > most:
         return [], 0, (None, TOO_MANY, "")
     return decoded, count + len(raws), None
-
-
-def places(connections):
-    """{connection id: its place among the topic's connections}: the same in every reader of the bag."""
-    return {c.id: k for k, c in enumerate(connections)}
-
-
-def callers(connections):
-    """The ROS 1 caller id of each of the topic's connections (the node that published), or None."""
-    return [getattr(c.ext, "callerid", None) or None for c in connections]
 
 
 def _values(decoded):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import TrajectoryError, shown
 from . import clock, jointstate, publishers
+from .publishers import places, why_unreadable
 from .base import Chunk
 
 LARGE = "in a topic this large, read as it streams"
@@ -28,7 +29,6 @@ class Unreadable(Exception):
 def raw_batches(reader, connections, size):
     """([raw message], [log time], [its connection's place]) of the topic's messages, `size` at a
     time; Unreadable for one that rosbags cannot read."""
-    from .bags import places
 
     raws, times, sources, read = [], [], [], 0
     place = places(connections)
@@ -75,7 +75,6 @@ class Stream:
         self.without = 0  # messages read without a velocity for every joint
 
     def chunks(self, open_reader, topic, size, notices):
-        from .bags import why_unreadable
 
         reader = open_reader()
         try:

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import shown
+from ..errors import TrajectoryError, shown
 
 
 @dataclass
@@ -77,3 +77,18 @@ def ignored(extras, noun="column"):
     listed = ", ".join(shown(e)[1:-1] or "(one without a name)" for e in extras[:8])
     listed += ", ..." if len(extras) > 8 else ""
     return f"ignored {len(extras)} {plural} not read (not of this robot, or not for this command): {listed}"
+
+
+def check_time(traj, c, previous=None, strict=True):
+    """Time increases strictly within chunk c and from the `previous` time (for derivatives); not
+    strict: it may repeat, but never goes back."""
+    t = c.time if previous is None else np.concatenate([[previous], c.time])
+    steps = np.diff(t)
+    bad = np.flatnonzero(~(steps > 0) if strict else ~(steps >= 0))
+    if bad.size:
+        k = int(bad[0]) + (1 if previous is None else 0)
+        before = float(c.time[k - 1]) if k > 0 else float(previous)
+        why = ("is not after", "time must increase to derive velocities") if strict else (
+            "is before", "time may repeat but not go back")
+        raise TrajectoryError(traj.label, traj.where(c.start + k), f"time {float(c.time[k])!r} {why[0]} the previous "
+                                                                   f"time {before!r} ({why[1]})")

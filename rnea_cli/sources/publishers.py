@@ -233,3 +233,18 @@ def _take(g, rows):
         value = getattr(g, key)
         if value is not None:
             setattr(g, key, value[rows])
+
+
+def why_unreadable(exc):
+    text = str(exc).strip().split("\n")[0] or type(exc).__name__
+    return text[:300]
+
+
+def places(connections):
+    """{connection id: its place among the topic's connections}: the same in every reader of the bag."""
+    return {c.id: k for k, c in enumerate(connections)}
+
+
+def callers(connections):
+    """The ROS 1 caller id of each of the topic's connections (the node that published), or None."""
+    return [getattr(c.ext, "callerid", None) or None for c in connections]
