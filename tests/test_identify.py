@@ -236,3 +236,80 @@ def test_too_few_samples_or_a_still_joint_is_refused():
         x[:, 2] = 0.0
     with pytest.raises(identify.IdentificationError, match="elbow_joint never moves"):
         identify.estimate(robot.normal_equations(motion, effort), robot.base)
+
+
+# -- the URDF written back -------------------------------------------------------------------
+
+def without_identified(xml):
+    """The URDF's tree as text with every <inertial> emptied and every <dynamics> gone: what the
+    write-back must leave exactly as it was."""
+    from lxml import etree
+
+    root = etree.fromstring(xml, etree.XMLParser(remove_comments=False, resolve_entities=False, no_network=True))
+    for el in list(root.iter("inertial")):
+        el.clear(keep_tail=True)
+    for el in list(root.iter("dynamics")):
+        el.getparent().remove(el)
+    return etree.tostring(root)
+
+
+def scaled_bodies(model, layout, factor, rng):
+    """A theta whose bodies are the model's times factor (consistent still) and made-up friction."""
+    theta = layout.parameters()
+    theta[:10 * model.n] *= factor
+    theta[10 * model.n:] = rng.uniform(0.1, 2.0, layout.size - 10 * model.n)
+    return theta
+
+
+def marked_up(xml):
+    """chain_urdf with what a real file has: a declaration, comments, meshes, a <dynamics>."""
+    mesh = '<visual><!-- the shell --><geometry><mesh filename="package://arm/l.stl" scale="1 1 1"/></geometry></visual>'
+    xml = xml.replace('<link name="l1">', f'<link name="l1">\n  {mesh}\n  ').replace('</robot>', '<!-- end -->\n</robot>')
+    xml = xml.replace('<child link="l1"/>', '<child link="l1"/><dynamics damping="0.5"/>')
+    return '<?xml version="1.0"?>\n<!-- made by hand -->\n' + xml + "\n"
+
+
+def test_the_identified_urdf_changes_only_inertials_and_dynamics():
+    from rnea_cli.identify_urdf import identified_urdf
+
+    xml = marked_up(chain_urdf(["0 0 0", "0 0 0.5", "0.1 0 0.4"], tool=True))
+    model = load_urdf(xml)
+    layout = identify.layout(model)
+    theta = scaled_bodies(model, layout, 1.25, np.random.default_rng(1))
+    out = identified_urdf(xml, model, layout, theta)
+    assert out.startswith(b'<?xml version="1.0"?>\n<!-- made by hand -->\n<robot name="chain">') and out.endswith(b"\n")
+    assert without_identified(out) == without_identified(xml.encode())
+    again = load_urdf(out)
+    np.testing.assert_allclose(identify.layout(again).parameters(), theta, rtol=1e-13, atol=1e-15)
+    # the tool, fixed to l2, is in l2's body now: massless itself
+    tool = {row.name: row for row in again.links}["tool"]
+    assert tool.mass == 0.0 and tool.body == 2
+
+
+def test_numbers_are_written_with_every_digit_they_need():
+    from lxml import etree
+
+    from rnea_cli.identify_urdf import identified_urdf
+
+    model = load_urdf(chain_urdf(["0 0 1"]))
+    layout = identify.layout(model)
+    theta = layout.parameters()
+    theta[0] = 1.0 / 3.0  # m: no short decimal
+    theta[10:] = [0.1 + 0.2, np.nextafter(2.0, 3.0)]
+    root = etree.fromstring(identified_urdf(chain_urdf(["0 0 1"]), model, layout, theta))
+    assert float(root.find("link[@name='l0']/inertial/mass").get("value")) == 1.0 / 3.0
+    dynamics = root.find("joint[@name='j0']/dynamics")
+    assert (float(dynamics.get("damping")), float(dynamics.get("friction"))) == (0.1 + 0.2, np.nextafter(2.0, 3.0))
+
+
+def test_a_shared_robot_written_back_reloads_with_the_identified_parameters():
+    from rnea_cli.identify_urdf import identified_urdf
+
+    path = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None)
+    model = load(path)
+    layout = identify.layout(model)
+    theta = scaled_bodies(model, layout, 0.8, np.random.default_rng(2))
+    out = identified_urdf(path, model, layout, theta)
+    assert without_identified(out) == without_identified(path.read_bytes())
+    np.testing.assert_allclose(identify.layout(load(out)).parameters(), theta, rtol=1e-13, atol=1e-15)
+    assert path.read_bytes().split(b"\n")[:3] == out.split(b"\n")[:3]
