@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import blas, engine, inertial
+from . import engine, inertial
 from .errors import RneaError
 
 FRICTION = ("viscous", "coulomb", "offset", "armature")
@@ -416,8 +416,7 @@ def estimate(normal, base, *, prior_weight=PRIOR_WEIGHT, prior=None):
                             rcond=1e-15)[0] / D
     start[:10 * n] = np.concatenate([made_consistent(start[10 * k:10 * k + 10], START_MARGIN) for k in range(n)])
     start[bounded] = np.maximum(start[bounded], 1e-3 * np.maximum(np.abs(start[bounded]), 1e-3))
-    with blas.one_thread():  # its threads only slow products of small matrices down on a busy machine
-        theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
+    theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
     rows = normal.count
     return Estimate(theta, select @ theta, first.se, first.sigma, first.rms_before,
                     np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition)
