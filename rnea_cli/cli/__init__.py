@@ -12,7 +12,7 @@ import sys
 
 from .group import Group, _say, handled, main  # noqa: F401  (the package's names)
 
-from . import answers, check, excite, pictures, tables  # noqa: E402,F401  (the commands register themselves)
+from . import answers, check, excite, identify, pictures, tables  # noqa: E402,F401  (the commands register themselves)
 
 
 def run():

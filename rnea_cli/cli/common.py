@@ -77,18 +77,21 @@ def robot_options(command):
     return command
 
 
-def trajectory_options(command):
+def trajectory_options(command, batch=True):
     """The options of every command that reads a trajectory; several trajectories run one by one
-    in worker processes (cli/batch.py)."""
+    in worker processes (cli/batch.py), or, with batch False, all go to the command as a tuple
+    (`rnea identify` fits them together)."""
     from .batch import batchable
 
-    command = batchable(command)
+    command = batchable(command) if batch else command
     options = [
         click.argument("trajectory", metavar="TRAJ...", nargs=-1, required=True),
+    ] + ([
         click.option("--output-dir", type=click.Path(file_okay=False), metavar="DIR",
                      help="With several TRAJ: write each one's output here (its stem, the format's extension)."),
         click.option("--jobs", type=click.IntRange(min=1), metavar="N",
                      help="With several TRAJ: worker processes (default: the usable cores)."),
+    ] if batch else []) + [
         click.option("--input-format", type=click.Choice(INPUT_FORMATS),
                      help="Trajectory format (default: from the extension; sniffed for '-')."),
         click.option("--columns", metavar="ROLE=TEMPLATE,...",

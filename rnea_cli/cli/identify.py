@@ -1,0 +1,173 @@
+"""`rnea identify`: inertial parameters and friction from measured effort, written back as a URDF."""
+
+import functools
+import json
+
+import click
+
+from .common import make_console, open_run, quiet_option, say, trajectory_options
+from .group import main
+
+
+@main.command()
+@functools.partial(trajectory_options, batch=False)
+@click.option("-o", "--output", metavar="FILE", help="Write the identified URDF here (the robot's file with only "
+                                                     "<inertial> and <dynamics> changed).")
+@click.option("--effort-is", type=click.Choice(["torque", "current"]), default="torque", show_default=True,
+              help="What the measured effort is: joint torque/force, or motor current (times torque_constant, "
+                   "gear_ratio and efficiency of --actuators).")
+@click.option("--actuators", "actuators_file", metavar="FILE", help="YAML per joint: torque_constant, gear_ratio, "
+                                                                    "efficiency, for --effort-is current.")
+@click.option("--no-friction", is_flag=True, help="Identify no friction (no viscous and Coulomb term per joint).")
+@click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
+@click.option("--armature", is_flag=True, help="Add a rotor inertia per joint (effort armature * qdd).")
+@click.option("--prior-weight", type=float, default=None, metavar="W",
+              help="Strength of the pull toward the URDF's values where the data say little (default 10: known "
+                   "to about 30 %; 0: none).")
+@click.option("--ols", is_flag=True, help="Plain least-squares base parameters instead, for comparison (writes no "
+                                          "URDF: they need not be physically consistent).")
+@click.option("--validate", multiple=True, metavar="TRAJ",
+              help="A run not fitted: its RMS residual before and after (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@quiet_option
+def identify(trajectory, output, effort_is, actuators_file, no_friction, offset, armature, prior_weight, ols,
+             validate, fmt, quiet, **options):
+    """Identify the robot's inertial parameters (10 per body) and joint friction from measured effort
+    (TRAJ...: runs with effort_<joint> columns, a bag's JointState effort, a preset's torque or
+    current), physically consistent, leaning on the URDF's values only where the data say little."""
+    import numpy as np
+
+    from .. import identify as ident
+    from .. import writers
+    from ..answers.compare import current_factors, measured_torque
+    from ..errors import RneaError, TrajectoryError
+    from ..identify_urdf import identified_urdf
+    from ..robot import is_xacro
+
+    if ols and output:
+        raise click.BadParameter("--ols gives base parameters to compare, not a URDF: drop -o", param_hint="--ols")
+    if prior_weight is not None and not 0 <= prior_weight < float("inf"):
+        raise click.BadParameter(f"{prior_weight!r} is not a finite number of at least 0", param_hint="--prior-weight")
+    if output and is_xacro(options["robot"]):
+        raise RneaError(options["robot"], None, "a xacro robot cannot be written back with its macros: identify "
+                                                "its expanded URDF (xacro robot.urdf.xacro > robot.urdf)")
+    if effort_is == "torque" and actuators_file:
+        raise click.BadParameter("--actuators is read for --effort-is current only", param_hint="--actuators")
+    console = make_console(quiet=quiet)
+    state = {}
+
+    def read(path, normal=None):
+        """Add the samples of one run to the normal equations (made on the first run)."""
+        factors = {}
+
+        def currents(coords, drives):
+            factors["current"] = current_factors(coords, drives, actuators_file)
+
+        run = open_run(dict(options, trajectory=path), console, quiet=quiet,
+                       actuators=actuators_file if effort_is == "current" else None, effort=True,
+                       before_reading=currents if effort_is == "current" else None)
+        model, coords = run.model, run.coords
+        if coords.followers:
+            raise RneaError(options["robot"], None, f"mimic joints ({', '.join(coords.followers[:4])}): identify "
+                                                    "with --no-mimic, the follower's effort measured apart")
+        if run.pipeline.floating:
+            raise RneaError(options["robot"], None, "a floating base is not identified (its base wrench is not "
+                                                    "measured): fix the base")
+        if normal is None:
+            if "base" not in state:
+                state["model"] = model
+                state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
+                                                      offset=offset, armature=armature)
+            normal = ident.NormalEquations(state["base"].layout, gravity=options["gravity"])
+        for block in run.blocks():
+            measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
+            if not np.isfinite(measured).all():
+                k = int(np.argmin(np.isfinite(measured).all(axis=1)))
+                raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k), "effort not finite")
+            normal.add(*block.motion, measured)
+        return normal
+
+    normal = None
+    for path in trajectory:
+        normal = read(path, normal)
+    normal.finish()
+    model, base = state["model"], state["base"]
+    if ols:
+        fit = ident.ols(normal, base)
+    else:
+        weight = ident.PRIOR_WEIGHT if prior_weight is None else prior_weight
+        fit = ident.estimate(normal, base, prior_weight=weight)
+    checks = []
+    for path in validate:
+        held = read(path).finish()
+        rows = max(held.count, 1)
+        before = np.sqrt(np.maximum(held.rss(base.layout.parameters()), 0.0) / rows)
+        after = np.sqrt(np.maximum(held.rss(fit.theta), 0.0) / rows)
+        checks.append({"trajectory": path, "samples": held.count, "rms_before": before.tolist(),
+                       "rms_after": after.tolist()})
+    if output:
+        text = identified_urdf(options["robot"], model, base.layout, fit.theta)
+        with writers.destination(output) as stream:
+            stream.write(text if isinstance(text, bytes) else text.encode())
+    report = _report(model, base, normal, fit, checks, ols)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2, allow_nan=False))
+    else:
+        for line in _text(report):
+            say(make_console(stderr=False), line)
+
+
+def _report(model, base, normal, fit, checks, ols):
+    """What the fit found, as plain data (the JSON; the text is made of it)."""
+    import numpy as np
+
+    from .. import identify as ident
+
+    layout = base.layout
+    names = [model.joints[i].name for i in layout.joints]
+    prior = layout.parameters()
+    terms = len(layout.terms)
+    friction = {}
+    for r, joint in enumerate(names):
+        cols = 10 * model.n + r * terms
+        friction[joint] = {t: float(fit.theta[cols + k]) for k, t in enumerate(layout.terms)}
+    moved = []  # by the change over the body's own scale of that parameter (m, m L, m L²)
+    inverse = np.concatenate([ident._prior_scale(prior[10 * b:10 * b + 10]) for b in range(model.n)])
+    for k, name in enumerate(layout.names[:10 * model.n]):
+        moved.append((abs(fit.theta[k] - prior[k]) * inverse[k], name, float(prior[k]), float(fit.theta[k])))
+    moved.sort(reverse=True)
+    return {
+        "method": "ols" if ols else "consistent",
+        "samples": normal.count, "rank": base.rank, "condition": float(fit.condition),
+        "joints": [{"joint": j, "rms_before": float(fit.rms_before[r]), "rms_after": float(fit.rms_after[r]),
+                    "friction": friction[j]} for r, j in enumerate(names)],
+        "moved_most": [{"parameter": name, "urdf": before, "identified": after}
+                       for _, name, before, after in moved[:8] if before != after],
+        "base_parameters": [{"combination": text, "value": float(value), "standard_error": float(se)}
+                            for text, value, se in zip(base.names(), fit.beta, fit.se)],
+        "validation": checks,
+        "consistent": all(ident.consistent(fit.theta[10 * k:10 * k + 10]) for k in range(model.n)),
+        "unchanged_bodies": int(np.sum([np.array_equal(fit.theta[10 * k:10 * k + 10], prior[10 * k:10 * k + 10])
+                                        for k in range(model.n)])),
+    }
+
+
+def _text(report):
+    yield (f"{report['samples']} samples; {report['rank']} base parameters; condition number of the weighted "
+           f"base regressor {report['condition']:.4g}; " + ("ordinary least squares (--ols)" if report["method"] ==
+                                                            "ols" else "physically consistent estimate"))
+    yield "joint: RMS residual URDF -> identified; friction"
+    for j in report["joints"]:
+        friction = ", ".join(f"{t} {v:.6g}" for t, v in j["friction"].items())
+        yield f"  {j['joint']}: {j['rms_before']:.6g} -> {j['rms_after']:.6g}" + (f"; {friction}" if friction else "")
+    for check in report["validation"]:
+        yield f"validation on {check['trajectory']} ({check['samples']} samples, not fitted):"
+        for j, before, after in zip(report["joints"], check["rms_before"], check["rms_after"]):
+            yield f"  {j['joint']}: {before:.6g} -> {after:.6g}"
+    if report["moved_most"]:
+        yield "moved most (URDF -> identified):"
+        for m in report["moved_most"]:
+            yield f"  {m['parameter']}: {m['urdf']:.6g} -> {m['identified']:.6g}"
+    yield "base parameters (value ± standard error):"
+    for b in report["base_parameters"]:
+        yield f"  {b['combination']} = {b['value']:.6g} ± {b['standard_error']:.2g}"

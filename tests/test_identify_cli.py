@@ -1,0 +1,83 @@
+"""`rnea identify` end to end: efforts simulated through Pinocchio for a perturbed UR5 with friction,
+written as CSV runs; the identified URDF reproduces a held-out run through `rnea compare`."""
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import ARM, ROBOTS, run
+from test_identify import Robot
+
+
+def write_run(path, robot, motion, effort):
+    q, qd, qdd = motion
+    names = robot.model.joint_names
+    columns = {"time": np.arange(len(q)) / 100.0}
+    for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd), ("effort", effort)):
+        columns.update({f"{prefix}_{j}": x[:, k] for k, j in enumerate(names)})
+    pl.DataFrame(columns).write_csv(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ur5_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("identify")
+    robot = Robot(5)
+    runs = [write_run(folder / f"run{k}.csv", robot, *robot.run(6.0, 1.0)) for k in range(2)]
+    held_out = write_run(folder / "held_out.csv", robot, *robot.run(5.0, 1.0))
+    return robot, runs, held_out, folder
+
+
+def test_the_identified_urdf_reproduces_a_held_out_run(ur5_runs):
+    robot, runs, held_out, folder = ur5_runs
+    urdf = robot.model.source
+    out = folder / "identified.urdf"
+    result = run("identify", urdf, *runs, "-o", out, "--validate", held_out, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["samples"] == 1200 and report["rank"] == robot.base.rank and report["consistent"]
+    before = np.array(report["validation"][0]["rms_before"])
+    after = np.array(report["validation"][0]["rms_after"])
+    scale = np.sqrt(np.mean(pl.read_csv(held_out).select(pl.col("^effort_.*$")).to_numpy() ** 2, axis=0))
+    assert (before > 0.02 * scale).any()  # the CAD model is off
+    assert (after <= 1e-6 * scale.max()).all()  # noiseless: the identified model is the robot
+    friction = np.array([[j["friction"]["viscous"], j["friction"]["coulomb"]] for j in report["joints"]])
+    np.testing.assert_allclose(friction, np.column_stack([robot.viscous, robot.coulomb]), rtol=1e-5)
+    # the URDF written reproduces the fit: rnea compare with its friction
+    compare = run("compare", out, held_out, "--friction", "--format", "json")
+    assert compare.exit_code == 0, compare.stderr
+    rms = np.array([j["rms"] for j in json.loads(compare.stdout)["joints"]])
+    # (the report's RMS comes from the normal equations, theta G theta - 2 theta b + c: near a perfect
+    # fit it is good to sqrt(eps) of the efforts' size, not to round-off)
+    np.testing.assert_allclose(rms, after, rtol=1e-6, atol=1e-6 * scale.max())
+    assert (rms <= 1e-6 * scale.max()).all()
+
+
+def test_the_text_report_and_ols(ur5_runs):
+    robot, runs, held_out, folder = ur5_runs
+    text = run("identify", robot.model.source, runs[0])
+    assert text.exit_code == 0, text.stderr
+    assert "base parameters (value ± standard error):" in text.stdout and "->" in text.stdout
+    ols = run("identify", robot.model.source, runs[0], "--ols", "--format", "json")
+    assert ols.exit_code == 0 and json.loads(ols.stdout)["method"] == "ols"
+
+
+def test_bad_input_is_one_line_and_exit_2(ur5_runs, tmp_path):
+    robot, runs, held_out, folder = ur5_runs
+    cases = [
+        (["identify", ARM, ROBOTS / "arm7_traj.csv"], "no measured effort"),
+        (["identify", robot.model.source, runs[0], "--ols", "-o", tmp_path / "x.urdf"], "--ols"),
+        (["identify", ROBOTS / "planar2.urdf.xacro", ROBOTS / "planar2_traj.csv", "-o", tmp_path / "x.urdf"],
+         "xacro"),
+        (["identify", robot.model.source, runs[0], "--prior-weight", "-1"], "--prior-weight"),
+    ]
+    short = pl.read_csv(runs[0]).head(3)
+    short.write_csv(tmp_path / "short.csv")
+    cases.append((["identify", robot.model.source, tmp_path / "short.csv"], "too few"))
+    for args, needle in cases:
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "x.urdf").exists()
