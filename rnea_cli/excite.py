@@ -76,19 +76,41 @@ class Bounds:
 
 
 def bounds(coords, limits, acceleration, margin):
-    """Bounds from `limits.joint_limits` (per joint of coords), {joint: acceleration} and a margin."""
-    n = coords.n
-    centre, position = np.zeros(n), np.full(n, math.pi)
+    """Bounds from `limits.joint_limits` (per joint of the model), {joint: acceleration} and a
+    margin, per column of coords: a mimic follower (q = m q_leader + offset) bounds its leader by
+    its own range, velocity and acceleration over |m|."""
+    model, n = coords.model, coords.n
+    low, high = np.full(n, -math.pi), np.full(n, math.pi)
     velocity, accel, effort = np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf)
-    for k, (joint, lim) in enumerate(zip(coords.joints, limits)):
-        if lim.lower is not None and lim.upper is not None:
-            centre[k], position[k] = (lim.lower + lim.upper) / 2, (lim.upper - lim.lower) / 2
-        elif not joint.is_angular:
-            position[k] = 0.5  # m, a prismatic joint without a range
-        velocity[k] = lim.velocity if lim.velocity else np.inf
-        effort[k] = lim.effort if lim.effort else np.inf
-        accel[k] = acceleration.get(joint.name, np.inf)
-    return Bounds(centre, position * margin, velocity * margin, accel * margin, effort * margin)
+    column = {i: k for k, i in enumerate(coords.columns)}
+    ranged = np.zeros(n, dtype=bool)
+    for i, (joint, lim) in enumerate(zip(model.joints, limits)):
+        k, m, o = _leader(coords, i, column)
+        if lim.lower is not None and lim.upper is not None:  # m q + o in [lower, upper]
+            lo, hi = sorted(((lim.lower - o) / m, (lim.upper - o) / m))
+            if ranged[k]:
+                low[k], high[k] = max(low[k], lo), min(high[k], hi)
+            else:
+                low[k], high[k], ranged[k] = lo, hi, True
+        elif i == coords.columns[k] and not joint.is_angular and not ranged[k]:
+            low[k], high[k] = -0.5, 0.5  # m, a prismatic joint without a range
+        if lim.velocity:
+            velocity[k] = min(velocity[k], lim.velocity / abs(m))
+        if joint.name in acceleration:
+            accel[k] = min(accel[k], acceleration[joint.name] / abs(m))
+        if i == coords.columns[k] and lim.effort:
+            effort[k] = lim.effort
+    if (high < low).any():
+        k = int(np.argmax(high < low))
+        raise RneaError(model.source, coords.joint_names[k], "its mimic followers' ranges leave it no position")
+    return Bounds((low + high) / 2, (high - low) / 2 * margin, velocity * margin, accel * margin, effort * margin)
+
+
+def _leader(coords, i, column):
+    """(column, multiplier, offset) of model joint i: q_i = multiplier q_column + offset."""
+    if i in column:
+        return column[i], 1.0, 0.0
+    return int(coords._column[i]), float(coords._multiplier[i]), float(coords._offset[i])
 
 
 class Problem:
@@ -106,20 +128,25 @@ class Problem:
     def feasible(self, fourier, t=None):
         """The excitation scaled down, joint by joint, until every sample of t (default: the grid)
         is within the position, velocity and acceleration bounds, then as a whole until within the
-        effort bounds; None where even the centre pose breaks an effort bound."""
+        effort bounds; None where even the middle pose breaks an effort bound. Each scale is
+        checked on the samples themselves (1/need may round a value one ulp past its bound)."""
         t = self.grid if t is None else t
-        q, qd, qdd = fourier.motion(t)
         L = self.limits
-        with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.nanmax(np.stack([np.abs(q - fourier.centre).max(axis=0) / L.position,
-                                       np.abs(qd).max(axis=0) / L.velocity,
-                                       np.abs(qdd).max(axis=0) / L.acceleration]), axis=0)
-        scale = np.where(need > 0, 1.0 / np.where(need > 0, need, 1.0), 1.0)[:, None]
-        fourier = replace(fourier, a=fourier.a * scale, b=fourier.b * scale)
+        for _ in range(8):
+            q, qd, qdd = fourier.motion(t)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                need = np.nanmax(np.stack([np.abs(q - fourier.centre).max(axis=0) / L.position,
+                                           np.abs(qd).max(axis=0) / L.velocity,
+                                           np.abs(qdd).max(axis=0) / L.acceleration]), axis=0)
+            if (need <= 1.0).all():
+                break
+            shrink = np.where(need > 1.0, (1.0 - 2.0 ** -40) / np.where(need > 1.0, need, 1.0), 1.0)[:, None]
+            fourier = replace(fourier, a=fourier.a * shrink, b=fourier.b * shrink)
+        else:
+            raise RneaError(self.model.source, None, "no excitation within the limits (the scaling did not settle)")
         if np.isfinite(L.effort).any():
             for _ in range(60):  # effort is not linear in the amplitude: shrink until within
-                q, qd, qdd = fourier.motion(t)
-                tau = self.torques(q, qd, qdd)
+                tau = self.torques(*fourier.motion(t))
                 if (np.abs(tau) <= L.effort).all():
                     break
                 if not np.any(fourier.a) and not np.any(fourier.b):
@@ -128,6 +155,22 @@ class Problem:
             else:
                 return None
         return fourier
+
+    def filled(self, fourier):
+        """The excitation scaled, joint by joint, so that its first bound binds on the grid (up or
+        down); a joint whose bounds allow no motion stays still."""
+        q, qd, qdd = fourier.motion(self.grid)
+        L = self.limits
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.nanmax(np.stack([np.abs(q - fourier.centre).max(axis=0) / L.position,
+                                       np.abs(qd).max(axis=0) / L.velocity,
+                                       np.abs(qdd).max(axis=0) / L.acceleration]), axis=0)
+            scale = np.where((need > 0) & np.isfinite(need), 1.0 / need, 0.0)[:, None]
+        if not np.isfinite(scale).all() or not scale.any():
+            k = int(np.argmin(np.isfinite(scale[:, 0]) & (scale[:, 0] > 0)))
+            raise RneaError(self.model.source, self.coords.joint_names[k], "the limits leave it no motion to "
+                                                                           "excite")
+        return replace(fourier, a=fourier.a * scale, b=fourier.b * scale)
 
     def torques(self, q, qd, qdd):
         return self.coords.reflect(engine.rnea(self.model, *self.coords.expand(q, qd, qdd), gravity=self.gravity))
@@ -158,7 +201,7 @@ def excite(problem, *, steps=400, starts=8, seed=0):
 
     def candidate(x):
         a, b = at_rest(x[:n * H].reshape(n, H), x[n * H:].reshape(n, H))
-        fourier = problem.feasible(Fourier(problem.period, problem.limits.centre, a, b))
+        fourier = problem.feasible(problem.filled(Fourier(problem.period, problem.limits.centre, a, b)))
         if fourier is None:
             return None, math.inf
         return fourier, problem.condition(fourier)
@@ -185,24 +228,35 @@ def excite(problem, *, steps=400, starts=8, seed=0):
 
 
 def samples(excitation, problem, duration, rate):
-    """(t, q, qd, qdd) at `rate` over `duration` (whole periods), scaled so that every one of these
-    samples is within the bounds (the search checked its grid)."""
+    """(t, q, qd, qdd) at `rate` over `duration` (whole periods and whole samples: the last at the
+    end, at rest), scaled so that every one of these samples is within the bounds."""
     count = round(duration * rate)
     t = np.arange(count + 1) / rate
-    fourier = problem.feasible(excitation.fourier, t[t < problem.period] if count else t)
+    fourier = problem.feasible(excitation.fourier, t)
     if fourier is None:
-        raise RneaError(problem.model.source, None, "no excitation within the effort limits at these samples")
+        raise RneaError(problem.model.source, None, "no excitation within the effort limits at these samples: the "
+                                                   "robot cannot hold its middle pose within them")
     return (t, *fourier.motion(t)), replace(excitation, fourier=fourier)
 
 
-def periods(duration, period):
-    """The period, checked to divide the duration (so that the run ends at rest, as it starts)."""
-    if period is None:
-        return duration
+def periods(duration, period, rate, harmonics):
+    """The period (default: the duration), checked: it divides the duration (so that the run ends
+    at rest, as it starts), the duration is whole samples (the last one at its end), and the rate
+    samples the highest harmonic more than twice a period. click.BadParameter otherwise."""
+    import click
+
+    period = duration if period is None else period
     whole = duration / period
-    if period <= 0 or abs(whole - round(whole)) > 1e-9 * max(whole, 1.0) or round(whole) < 1:
-        raise RneaError(None, "--period", f"{period:g} s does not divide the duration {duration:g} s into whole "
-                                          "periods (the run would not end at rest)")
+    if abs(whole - round(whole)) > 1e-9 * max(whole, 1.0) or round(whole) < 1:
+        raise click.BadParameter(f"{period:g} s does not divide the duration {duration:g} s into whole periods (the "
+                                 "run would not end at rest)", param_hint="--period")
+    samples = duration * rate
+    if abs(samples - round(samples)) > 1e-9 * max(samples, 1.0):
+        raise click.BadParameter(f"{duration:g} s at {rate:g} Hz is not a whole number of samples (the last would "
+                                 "not fall at the end, at rest)", param_hint="--rate")
+    if rate * period <= 2 * harmonics:
+        raise click.BadParameter(f"{rate:g} Hz samples the {harmonics}th harmonic of a {period:g} s period no more "
+                                 f"than twice (above {2 * harmonics / period:g} Hz needed)", param_hint="--rate")
     return period
 
 

@@ -16,7 +16,7 @@ from rnea_cli.model import Coordinates
 
 def _problem(path=ARM, period=4.0, harmonics=4, margin=0.9, acceleration=None, overrides=None):
     coords = Coordinates(load_urdf(path))
-    limits, _ = L.joint_limits(coords, overrides)
+    limits, _ = L.joint_limits(coords.model, overrides)
     return ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration or {}, margin))
 
 
@@ -42,7 +42,7 @@ def test_every_sample_is_within_the_limits_times_the_margin():
     result = ex.excite(problem, steps=20, seed=1)
     (t, q, qd, qdd), result = ex.samples(result, problem, 8.0, 250)
     tau = problem.torques(q, qd, qdd)
-    limits, _ = L.joint_limits(problem.coords, overrides)
+    limits, _ = L.joint_limits(problem.model, overrides)
     for k, (joint, lim) in enumerate(zip(problem.coords.joints, limits)):
         middle, half = (lim.lower + lim.upper) / 2, (lim.upper - lim.lower) / 2
         assert np.abs(q[:, k] - middle).max() <= 0.8 * half * (1 + 1e-12), joint.name
@@ -103,3 +103,65 @@ def test_a_limits_file_naming_an_unknown_joint_or_a_bad_acceleration_is_refused(
         assert result.exit_code == 2 and message in result.stderr, result.stderr
         assert result.stderr.count("\n") == 1
     assert math.isfinite(ex.excite(_problem(ROBOTS / "planar2.urdf", harmonics=3), steps=5).condition)
+
+
+MIMIC = """<robot name="mim">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/><origin xyz="0.1 0 0"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="b"><inertial><mass value="0.5"/><origin xyz="0.1 0 0"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="lead" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="100" velocity="1"/></joint>
+  <joint name="fol" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-0.5" upper="0.5" effort="100" velocity="1"/><mimic joint="lead" multiplier="3" offset="0.2"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("robot, args", [
+    (ARM, ["--duration", "10", "--rate", "100"]),  # the docs' example
+    (ROBOTS / "planar2.urdf", ["--duration", "3", "--rate", "22", "--period", "0.3", "--harmonics", "3"]),  # 6.6 a period
+    (ROBOTS / "planar2.urdf", ["--duration", "4", "--rate", "12.25", "--period", "1"]),
+    ("mimic", ["--duration", "2", "--rate", "50"]),  # a follower bounds its leader
+])
+def test_rnea_check_at_the_same_margin_passes_every_sample_written(robot, args, tmp_path):
+    if robot == "mimic":
+        robot = tmp_path / "mim.urdf"
+        robot.write_text(MIMIC)
+    out = tmp_path / "e.csv"
+    result = run("excite", robot, *args, "--steps", "10", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    checked = run("check", robot, out, "--margin", "0.9")
+    assert checked.exit_code == 0, checked.stdout
+    table = pl.read_csv(out)
+    assert table["time"][-1] == float(args[args.index("--duration") + 1])  # the last sample at the end
+
+
+def test_the_robot_and_the_limits_are_never_its_output(tmp_path):
+    robot, limits = tmp_path / "p.urdf", tmp_path / "l.yaml"
+    robot.write_bytes((ROBOTS / "planar2.urdf").read_bytes())
+    limits.write_text("shoulder: {acceleration: 5}\n")
+    (tmp_path / "link").symlink_to(robot)
+    for output in (robot, tmp_path / "link", limits):
+        result = run("excite", robot, "--duration", "1", "--rate", "20", "--limits", limits, "-o", output)
+        assert result.exit_code == 2 and "input" in result.stderr, result.stderr
+    assert robot.read_bytes() == (ROBOTS / "planar2.urdf").read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--duration", "1.05", "--rate", "10"], "whole number of samples"),
+    (["--duration", "1", "--rate", "2.5"], "whole number of samples"),
+    (["--duration", "1", "--rate", "9", "--harmonics", "5"], "harmonic"),
+])
+def test_a_run_that_would_not_end_at_rest_or_is_undersampled_is_refused(args, message, tmp_path):
+    result = run("excite", ROBOTS / "planar2.urdf", *args, "-o", tmp_path / "x.csv")
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert "None" not in result.stderr
+
+
+def test_an_rms_limit_is_refused_not_ignored(tmp_path):
+    limits = tmp_path / "l.yaml"
+    limits.write_text("shoulder: {rms_effort: 0.5}\n")
+    result = run("excite", ROBOTS / "planar2.urdf", "--duration", "2", "--rate", "50", "--limits", limits,
+                 "-o", tmp_path / "x.csv")
+    assert result.exit_code == 2 and "rms_effort" in result.stderr and "unknown key" in result.stderr

@@ -45,8 +45,10 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
         raise click.BadParameter(f"{margin!r} is above 1: an excitation goes no further than the limits",
                                  param_hint="--margin")
     if duration * rate > 50_000_000:
-        raise RneaError(None, "--duration", f"{duration:g} s at {rate:g} Hz is more than 50M samples")
-    period = ex.periods(duration, period)
+        raise click.BadParameter(f"{duration:g} s at {rate:g} Hz is more than 50M samples", param_hint="--duration")
+    period = ex.periods(duration, period, rate, harmonics)
+    for path in (options["robot"], limits_file):  # never an output of this run
+        writers.protect(path)
     model = load_model(options, console)
     coords = Coordinates(model)
     if coords.n == 0:
@@ -54,8 +56,8 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
     if model.floating:
         raise RneaError(model.source, None, "a floating base is not excited by joint motion alone: excite its "
                                             "joints with the base fixed (without --floating-base)")
-    overrides = read_joint_file(limits_file, coords.joint_names, KEYS + ("acceleration",), nullable=True) \
-        if limits_file else {}
+    keys = tuple(k for k in KEYS if k != "rms_effort") + ("acceleration",)  # (an RMS is no bound of a sample)
+    overrides = read_joint_file(limits_file, model.joint_names, keys, nullable=True) if limits_file else {}
     acceleration = {}
     for joint, entry in overrides.items():
         value = entry.pop("acceleration", None)
@@ -63,7 +65,7 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
             if value <= 0:
                 raise RneaError(limits_file, f"{joint}.acceleration", f"must be positive, got {value!r}")
             acceleration[joint] = value
-    limits, notes = joint_limits(coords, overrides, limits_file)
+    limits, notes = joint_limits(model, overrides, limits_file)
     for text in notes:
         say(console, f"note: {text}")
     problem = ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration, margin),
