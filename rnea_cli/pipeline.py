@@ -12,6 +12,7 @@ import numpy as np
 
 from . import actuators
 from .engine import GRAVITY, Workspace, inverse_dynamics
+from .spatial import MAX_ANGLE
 from .errors import TrajectoryError
 from .kinematics import link_wrenches_to_bodies
 from .model import Coordinates
@@ -94,6 +95,7 @@ class Pipeline:
     def compute(self, chunk, traj):
         coords = self.coords
         motion = coords.expand(chunk.q, chunk.qd, chunk.qdd)
+        _check_angles(traj, chunk, self.model, motion[0])
         base = (chunk.data["base_pose"], chunk.data["base_twist"], chunk.data["base_dtwist"]) if self.floating else None
         applied = {link: (chunk.data["fext:" + link], chunk.data.get("fext_at:" + link)) for link in traj.wrenched}
         result, f_ext = self._dynamics(motion, base, applied, self.gravity, self.wrenches)
@@ -218,6 +220,17 @@ class Pipeline:
             # hypot: the size of a force of 1e300 N is no overflow
             peaks["base"].update(chunk.start, chunk.time, np.column_stack([np.hypot.reduce(W[:, 3:], axis=1),
                                                                            np.hypot.reduce(W[:, :3], axis=1)]))
+
+
+def _check_angles(traj, chunk, model, q):
+    """An angle beyond spatial.MAX_ANGLE (21 million turns) is an error naming the sample: its cos
+    and sin would not be (a time, an encoder count, in another unit?)."""
+    angular = [i for i, j in enumerate(model.joints) if j.is_angular]
+    if angular and len(q) and not np.abs(q[:, angular]).max() <= MAX_ANGLE:
+        k, j = divmod(int(np.argmax(~(np.abs(q[:, angular]) <= MAX_ANGLE))), len(angular))
+        raise TrajectoryError(traj.label, traj.where(chunk.start + k),
+                              f"q of {model.joints[angular[j]].name} is {float(q[k, angular[j]])!r} rad, more than "
+                              f"{MAX_ANGLE:g} rad (21 million turns) from 0 (in another unit?)")
 
 
 def _check_finite(traj, chunk, arrays, cause=None):

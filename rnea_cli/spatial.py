@@ -117,6 +117,7 @@ def quaternion_matrix(quat):
 
 
 # pi/2 in four parts; the first three have at most 26 significant bits, so k * part is exact for |k| < 2**27
+MAX_ANGLE = 2.0 ** 27  # rad (21 million turns): beyond it the reduction is not exact (the engine refuses it)
 PIO2 = (1.5707963109016418, 1.5893254712295857e-08, 6.123233601181349e-17, 3.9455541665632055e-24)
 # FreeBSD msun's kernels: sin and cos on [-pi/4, pi/4] (k_sin.c, k_cos.c; |error| < 2**-58)
 SIN = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
@@ -132,9 +133,9 @@ def cos_sin(q, c, s, d):
     AVX2's in the last bit), libm on another. These are IEEE operations, each correctly rounded
     element by element, so the bits are the same on every CPU, in any chunk. The method is
     fdlibm's: q = k pi/2 + r with |r| <= pi/4 (Cody-Waite, r as a sum r0 + r1 of two doubles), the
-    kernels' polynomials for sin r and cos r, and the quadrant k mod 4. Within 2.3e-16 of cos and
-    sin for |q| < 2e8 (k exact; tested to 1e6); beyond, the error grows as |q| 1e-16 (the spacing of
-    doubles there is larger still)."""
+    kernels' polynomials for sin r and cos r, and the quadrant k mod 4. Within one ulp of cos and
+    sin for |q| <= MAX_ANGLE (k exact; tested to 1e8); beyond it the result is not cos and sin
+    (at 1e17, |sin| > 1), so the engine refuses such an angle."""
     k, r0, r1, t, w = d
     np.multiply(q, 2 / np.pi, out=k)
     np.rint(k, out=k)

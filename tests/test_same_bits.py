@@ -226,3 +226,23 @@ def test_a_batch_of_files_gives_the_bytes_of_one_at_a_time_runs(path, tmp_path):
         assert result.exit_code == 0, result.stderr
         for name, text in alone.items():
             assert (tmp_path / f"out{jobs}" / name).read_text() == text, (jobs, name)
+
+
+def test_an_angle_beyond_the_exact_reduction_is_refused(tmp_path):
+    """Beyond spatial.MAX_ANGLE the engine's cos and sin are not (at 1e17 rad, |sin| > 1): the
+    library raises, the CLI names the line and the joint, exit 2."""
+    from conftest import run
+    from rnea_cli import spatial
+
+    model = load_urdf(str(ROOT / "robots" / "planar2.urdf"))
+    q = np.zeros((3, model.n))
+    q[1, 1] = 1e17
+    with pytest.raises(ValueError, match="million turns"):
+        engine.rnea(model, q, q * 0, q * 0)
+    engine.rnea(model, q * 0 + spatial.MAX_ANGLE, q * 0, q * 0)  # at the bound: computed
+    names = model.joint_names
+    path = tmp_path / "t.csv"
+    path.write_text("time," + ",".join(f"{p}_{j}" for p in ("q", "qd", "qdd") for j in names) + "\n" +
+                    "".join(f"{k * 0.01},0,{1e17 if k == 1 else 0},0,0,0,0\n" for k in range(3)))
+    result = run("torques", ROOT / "robots" / "planar2.urdf", path)
+    assert result.exit_code == 2 and "line 3" in result.stderr and names[1] in result.stderr, result.stderr
