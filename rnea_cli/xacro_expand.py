@@ -42,7 +42,9 @@ def expand(path, xacro_args=(), package_paths=()):
         if not sep or not name.strip():
             raise URDFError("--xacro-arg", None, f"{shown(arg)} is not NAME:=VALUE")
         mappings[name.strip()] = value
-    folders = list(package_paths) + [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    # absolute: $(find PKG) must name the package's folder whatever the child's working directory
+    folders = [os.path.abspath(p) for p in list(package_paths) +
+               [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]]
     try:
         import xacro  # noqa: F401
     except ImportError:

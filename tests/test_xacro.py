@@ -201,6 +201,21 @@ def test_a_package_found_may_be_read(tmp_path):
     assert b'xyz="0.25 0 0"' in expand(path, package_paths=[tmp_path])
 
 
+def test_a_relative_package_path_is_the_working_directorys(tmp_path, monkeypatch):
+    """--package-path ws/src is read from where rnea runs, not from the xacro file's folder ($(find)
+    gave './robot/ws/src/...', found by a review)."""
+    package = tmp_path / "ws" / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "package.xml").write_text("<package format='2'><name>parts</name></package>")
+    (package / "dims.yaml").write_text("length: 0.5\n")
+    path = robot(tmp_path / "robot", '<xacro:property name="dims" '
+                 'value="${xacro.load_yaml(\'$(find parts)/dims.yaml\')}"/>'
+                 '<link name="l"><inertial><origin xyz="${dims.length} 0 0"/><mass value="1"/></inertial></link>'
+                 '<joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
+    monkeypatch.chdir(tmp_path)
+    assert b'xyz="0.5 0 0"' in expand(path, package_paths=["ws/src"])
+
+
 def test_a_robot_named_by_a_symlink_reads_beside_itself(tmp_path):
     """The folder of the file a symlink names is the robot's too (and so is the symlink's)."""
     real = robot(tmp_path / "models", '<xacro:include filename="parts.xacro"/>')
