@@ -1,8 +1,9 @@
 """Joint limits (URDF, overridden by a YAML file) and a streaming check of a trajectory against them.
 
 Quantities: `effort` (|tau| <= margin * effort), `velocity` (|qd| <= margin * velocity), `position`
-(lower <= q <= upper; revolute and prismatic joints) and `rms_effort` (RMS of tau over the whole
-trajectory <= margin * rms_effort, only when a limits file gives it). tau is the rigid-body torque,
+(lower <= q <= upper; revolute and prismatic joints), `rms_effort` (RMS of tau over the whole
+trajectory <= margin * rms_effort) and `acceleration` (|qdd| <= margin * acceleration), the last
+two only when a limits file gives them (URDF has neither). tau is the rigid-body torque,
 with friction and armature added when asked for. With drives (--actuators): `motor_torque`
 (|motor torque| <= margin * peak_torque), `motor_rms` (its RMS over the run, or over every
 thermal_window, <= margin * continuous_torque), `motor_speed` (|ratio qd| <= margin * max_speed)
@@ -19,11 +20,11 @@ from .jointfile import read_joint_file
 from .report import time_text
 from .stats import Peaks, ThermalWindow
 
-QUANTITIES = ("effort", "velocity", "position", "rms_effort")
+QUANTITIES = ("effort", "velocity", "position", "rms_effort", "acceleration")
 MOTOR = {"motor_torque": "peak_torque", "motor_rms": "continuous_torque", "motor_speed": "max_speed",
          "envelope": "envelope"}  # quantity: the drive's key
 EXPECTED = ("effort", "velocity", "position")  # reported as unchecked when a joint has no such limit
-KEYS = ("effort", "velocity", "lower", "upper", "rms_effort")
+KEYS = ("effort", "velocity", "lower", "upper", "rms_effort", "acceleration")
 
 
 @dataclass
@@ -33,6 +34,7 @@ class JointLimits:
     lower: float | None = None
     upper: float | None = None
     rms_effort: float | None = None
+    acceleration: float | None = None
     origin: dict = field(default_factory=dict)  # key -> the file that gave it (the URDF, --limits)
 
 
@@ -75,7 +77,7 @@ def load_limits_file(path, model):
     out = read_joint_file(options.path(path, "limits"), model.joint_names, KEYS, nullable=True)
     for joint, entry in out.items():
         for key, value in entry.items():
-            if value is not None and key in ("effort", "velocity", "rms_effort") and value <= 0:
+            if value is not None and key in ("effort", "velocity", "rms_effort", "acceleration") and value <= 0:
                 raise RneaError(path, f"{joint}.{key}", f"must be positive, got {value!r}")
         lower, upper = entry.get("lower"), entry.get("upper")
         if lower is not None and upper is not None and lower >= upper:
@@ -209,7 +211,7 @@ class LimitCheck:
     def _update(self, block):
         chunk, tau = block.chunk, block.effort
         self._tau.update(chunk.start, chunk.time, tau)
-        q, qd, _ = block.motion
+        q, qd, qdd = block.motion
         if block.motor is not None:
             self._motor.update(chunk.start, chunk.time, block.motor)
         for check, i, quantity in self.plan:
@@ -225,7 +227,7 @@ class LimitCheck:
                 over = ~((x >= lower) & (x <= upper))  # NaN counts as over
                 use = np.abs(x - middle) / half
             else:
-                x = tau[:, i] if quantity == "effort" else qd[:, i]
+                x = tau[:, i] if quantity == "effort" else qd[:, i] if quantity == "velocity" else qdd[:, i]
                 size = np.abs(x)
                 over = ~(size <= check.allowed)  # NaN counts as over
                 use = size / check.allowed

@@ -4,11 +4,13 @@ import numpy as np
 
 
 def unit(joint, kind="effort"):
-    """SI unit of a joint quantity: effort N·m / N, velocity rad/s / m/s, position rad / m; at the
+    """SI unit of a joint quantity: effort N·m / N, velocity rad/s / m/s, position rad / m,
+    acceleration rad/s² / m/s²; at the
     motor, N·m and rad/s."""
     angular = joint.is_angular
     return {"effort": "N·m" if angular else "N", "rms_effort": "N·m" if angular else "N",
             "velocity": "rad/s" if angular else "m/s", "position": "rad" if angular else "m",
+            "acceleration": "rad/s²" if angular else "m/s²",
             "motor_torque": "N·m", "motor_rms": "N·m", "envelope": "N·m", "motor_speed": "rad/s"}[kind]
 
 

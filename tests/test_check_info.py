@@ -364,3 +364,27 @@ def test_yaml_merge_keys_in_a_limits_file_with_the_mappings_own_keys_winning(tmp
                           ("{<<: 5}", "'<<' merges mappings only")):
         bad = run("check", ARM, ARM_CSV, "--limits", limits_file(tmp_path, f"arm7_joint1: {text}\n"))
         assert bad.exit_code == 2 and message in bad.stderr and bad.stderr.count("\n") == 1, (text, bad.stderr)
+
+
+def test_an_acceleration_limit_is_checked_and_bounds_the_speed(tmp_path):
+    """`acceleration` in a limits file (rnea excite takes the same file): check holds |qdd| to it,
+    scale's factor is sqrt(limit / max |qdd|) where it binds."""
+    import json
+
+    import polars as pl
+
+    from conftest import ROBOTS
+
+    robot, traj = ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv"
+    peak = float(pl.read_csv(traj)["qdd_shoulder"].abs().max())
+    limits = tmp_path / "l.yaml"
+    limits.write_text(f"shoulder: {{acceleration: {peak / 4!r}}}\n")
+    checked = run("check", robot, traj, "--limits", limits, "--format", "json")
+    assert checked.exit_code == 1
+    check = next(c for c in json.loads(checked.stdout)["checks"] if c["quantity"] == "acceleration")
+    assert check["joint"] == "shoulder" and abs(abs(check["value"]) - peak) <= 1e-12 * peak
+    scale = json.loads(run("scale", robot, traj, "--limits", limits, "--format", "json").stdout)
+    assert scale["limiting"]["quantity"] == "acceleration" and abs(scale["factor"] - 0.5) <= 1e-12
+    limits.write_text("shoulder: {acceleration: -1}\n")
+    refused = run("check", robot, traj, "--limits", limits)
+    assert refused.exit_code == 2 and "positive" in refused.stderr

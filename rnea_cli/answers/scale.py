@@ -55,9 +55,13 @@ class ScaleSolver:
         a, b, c = self._coefficients(block, traj)
         self.moments.add(np.concatenate([c * c, b * c, b * b, a * c, a * b, a * a], axis=1))
         self.count += len(c)
-        q, qd, _ = block.motion
+        q, qd, qdd = block.motion
         for check, i, quantity in self.check.plan:
-            if quantity in ("velocity", "motor_speed"):  # velocity: a joint of the model; motor_speed: a column
+            if quantity == "acceleration":  # qdd -> k² qdd
+                with np.errstate(divide="ignore", over="ignore"):
+                    k = np.where(qdd[:, i] != 0, np.sqrt(check.allowed / np.abs(qdd[:, i])), np.inf)
+                self._consider(k, check, quantity, chunk)
+            elif quantity in ("velocity", "motor_speed"):  # velocity: a joint of the model; motor_speed: a column
                 speed = qd[:, i] if quantity == "velocity" else chunk.qd[:, i] * self.drives[check.joint].gear_ratio
                 with np.errstate(divide="ignore", over="ignore"):  # inf: no bound from that sample
                     k = np.where(speed != 0, check.allowed / np.abs(speed), np.inf)

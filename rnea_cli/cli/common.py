@@ -155,7 +155,7 @@ def limit_options(command):
                            help="Allowed fraction of the effort, velocity and rms_effort limits.")(command)
     return click.option("--limits", "limits_file", metavar="FILE",
                         help="YAML overriding or adding limits per joint: effort, velocity, lower, upper, "
-                             "rms_effort.")(command)
+                             "rms_effort, acceleration.")(command)
 
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stderr but errors.")

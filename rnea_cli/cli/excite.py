@@ -56,16 +56,14 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
     if model.floating:
         raise RneaError(model.source, None, "a floating base is not excited by joint motion alone: excite its "
                                             "joints with the base fixed (without --floating-base)")
-    keys = tuple(k for k in KEYS if k != "rms_effort") + ("acceleration",)  # (an RMS is no bound of a sample)
+    keys = tuple(k for k in KEYS if k != "rms_effort")  # (an RMS is no bound of a sample)
     overrides = read_joint_file(limits_file, model.joint_names, keys, nullable=True) if limits_file else {}
-    acceleration = {}
     for joint, entry in overrides.items():
-        value = entry.pop("acceleration", None)
-        if value is not None:
-            if value <= 0:
-                raise RneaError(limits_file, f"{joint}.acceleration", f"must be positive, got {value!r}")
-            acceleration[joint] = value
+        value = entry.get("acceleration")
+        if value is not None and value <= 0:
+            raise RneaError(limits_file, f"{joint}.acceleration", f"must be positive, got {value!r}")
     limits, notes = joint_limits(model, overrides, limits_file)
+    acceleration = {j.name: lim.acceleration for j, lim in zip(model.joints, limits) if lim.acceleration}
     for text in notes:
         say(console, f"note: {text}")
     problem = ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration, margin),
