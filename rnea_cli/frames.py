@@ -222,6 +222,8 @@ class CheckSummary:
         return cls(limits, list(check.unchecked), check.samples)
 
     def merge(self, other):
+        if not isinstance(other, CheckSummary):
+            raise RneaError(LABEL, None, f"merge takes a CheckSummary, not {type(other).__name__}")
         if not self.limits and not self.samples:
             return other
         if [(c.joint, c.quantity) for c in self.limits] != [(c.joint, c.quantity) for c in other.limits]:

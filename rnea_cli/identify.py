@@ -122,6 +122,10 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     BaseParameters."""
     from scipy.linalg import qr, solve_triangular
 
+    if not hasattr(model, "joints") or not hasattr(model, "inertia"):
+        raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
+    if model.n == 0:
+        raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
     cols = layout(model, friction=friction, offset=offset, armature=armature)
     N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
     q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))

@@ -313,3 +313,14 @@ def test_a_shared_robot_written_back_reloads_with_the_identified_parameters():
     assert without_identified(out) == without_identified(path.read_bytes())
     np.testing.assert_allclose(identify.layout(load(out)).parameters(), theta, rtol=1e-13, atol=1e-15)
     assert path.read_bytes().split(b"\n")[:3] == out.split(b"\n")[:3]
+
+
+def test_base_parameters_of_no_model_or_no_movable_joint_is_an_rnea_error():
+    from rnea_cli import RneaError
+
+    with pytest.raises(RneaError, match="expected a Model"):
+        base_parameters(None)
+    still = load_urdf('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="fixed">'
+                      '<parent link="a"/><child link="b"/></joint></robot>')
+    with pytest.raises(RneaError, match="no movable joint"):
+        base_parameters(still)

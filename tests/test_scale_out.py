@@ -441,9 +441,10 @@ def test_standard_input_among_several_trajectories_is_read_by_this_process(tmp_p
 
 
 def test_inputs_several_runs_cannot_each_read_are_refused(tmp_path):
-    result = run("check", ARM, "-", "-", input=ARM_CSV.read_bytes())
-    assert result.exit_code == 2 and result.stderr == \
-        "rnea: error: -: standard input is given twice among the trajectories: it can be read once\n"
+    for twice in (["-", "-"], ["-", "/dev/stdin"], ["/dev/fd/0", "-"]):  # one stream by any of its names
+        result = run("check", ARM, *twice, input=ARM_CSV.read_bytes())
+        assert result.exit_code == 2 and result.stderr == \
+            f"rnea: error: {twice[0]}: standard input is given twice among the trajectories: it can be read once\n"
     fifo = tmp_path / "limits.fifo"
     os.mkfifo(fifo)
     result = run("check", ARM, ARM_CSV, ARM_CSV, "--limits", fifo)
@@ -542,3 +543,14 @@ def test_thermal_windows_have_the_same_bits_whatever_the_chunks():
     for j, rms in zip(full[::997], whole[::997]):
         inside = (t > t[j] - 0.5) & (t <= t[j])
         assert rms == pytest.approx(np.sqrt(np.mean(x[inside] ** 2)), rel=1e-13)
+
+
+def test_a_summary_merges_only_with_a_summary():
+    import polars as pl
+
+    from rnea_cli import RneaError, check_frame, load_urdf
+
+    summary = check_frame(load_urdf(str(ARM)), pl.read_csv(ARM_CSV))
+    for other in (None, 5, "x"):
+        with pytest.raises(RneaError, match="merge takes a CheckSummary"):
+            summary.merge(other)

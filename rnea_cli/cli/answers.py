@@ -219,7 +219,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
         from ..report import print_whole
 
         print_whole(stdout, comparison_table(coords, joints, plain=not stdout.is_terminal))
-        say(stdout, f"{stats.count} samples; model effort = tau" + "".join(f" + {t}" for t in
+        say(stdout, f"{stats.count} sample{'s' if stats.count != 1 else ''}; model effort = tau" + "".join(f" + {t}" for t in
                                                                             run.pipeline.effort_terms))
     worst = max(joints, key=lambda j: j["rms"], default=None)
     if max_rms is not None and worst is not None and worst["rms"] > max_rms:

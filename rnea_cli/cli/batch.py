@@ -83,8 +83,9 @@ def _extension(name, params):
 def _read_once(files, params):
     """Refuse inputs that several runs cannot each read: standard input given twice, and a ROBOT,
     --limits or --actuators that is not a regular file (a pipe gives its text to the first run only)."""
-    if files.count("-") > 1:
-        raise RneaError("-", None, "standard input is given twice among the trajectories: it can be read once")
+    own = [f for f in files if f == "-" or os.path.abspath(f) in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")]
+    if len(own) > 1:
+        raise RneaError(own[0], None, "standard input is given twice among the trajectories: it can be read once")
     for what, key in (("ROBOT", "robot"), ("--limits", "limits_file"), ("--actuators", "actuators_file")):
         path = params.get(key)
         if path and _kind_of(path) not in (None, "file"):
