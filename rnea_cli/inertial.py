@@ -245,24 +245,12 @@ def _transform(E, p, m, out, work):
 
 
 def _rotate(m, c, s, work):
-    """m <- rot(Rz(q)^T) m, both halves: x' = c x + s y, y' = c y - s x (engine._rotate_motion)."""
+    """m <- rot(Rz(q)^T) m, both halves (engine._rotate_motion, over K columns)."""
     K = m.shape[2]
-    x, y = m[:, 0], m[:, 1]  # (angular|linear, K, N)
-    t1, t2 = work.t[:, :K], work.X[0, :2, :K]
-    np.multiply(x, s, out=t1)
-    np.multiply(y, s, out=t2)
-    x *= c
-    x += t2
-    y *= c
-    y -= t1
+    engine._rotate_motion(m, c, s, work.t[:, :K], work.X[0, :2, :K])
 
 
-def _translate(m, q, t):
-    """m <- xlt(q e_z) m: u -= (q e_z) x w, i.e. (u_x, u_y) += q (w_y, -w_x)."""
-    np.multiply(m[0, 1], q, out=t)
-    m[1, 0] += t
-    np.multiply(m[0, 0], q, out=t)
-    m[1, 1] -= t
+_translate = engine._translate_motion  # m <- xlt(q e_z) m
 
 
 def _revolute_motion(m, qd, qdd, t):
