@@ -245,10 +245,10 @@ def _checked(model, q, qd, qdd, base, f_ext, gravity):
             if base[k].shape != (N, width) and not (single and base[k].shape == (width,)):
                 raise ValueError(f"{label} has shape {base[k].shape}; expected {(width,) if single else (N, width)}")
             base[k] = base[k].reshape(N, width)
-    angular = [i for i, j in enumerate(model.joints) if j.is_angular]
-    if angular and N and not np.abs(q[:, angular]).max() <= spatial.MAX_ANGLE:
-        k, j = divmod(int(np.argmax(~(np.abs(q[:, angular]) <= spatial.MAX_ANGLE))), len(angular))
-        raise ValueError(f"q of {model.joints[angular[j]].name} at sample {k} is {q[k, angular[j]]!r} rad: more than "
+    far = spatial.beyond_max_angle(q, [i for i, j in enumerate(model.joints) if j.is_angular])
+    if far is not None:
+        k, i = far
+        raise ValueError(f"q of {model.joints[i].name} at sample {k} is {q[k, i]!r} rad: more than "
                          f"{spatial.MAX_ANGLE:g} rad (21 million turns) from 0, or not a number")
     f_ext = {int(b): np.asarray(w, dtype=float).reshape(N, 6) for b, w in (f_ext or {}).items()}
     for b in f_ext:

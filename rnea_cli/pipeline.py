@@ -12,7 +12,7 @@ import numpy as np
 
 from . import actuators
 from .engine import GRAVITY, Workspace, inverse_dynamics
-from .spatial import MAX_ANGLE
+from .spatial import MAX_ANGLE, beyond_max_angle
 from .errors import TrajectoryError
 from .kinematics import link_wrenches_to_bodies
 from .model import Coordinates
@@ -225,11 +225,11 @@ class Pipeline:
 def _check_angles(traj, chunk, model, q):
     """An angle beyond spatial.MAX_ANGLE (21 million turns) is an error naming the sample: its cos
     and sin would not be (a time, an encoder count, in another unit?)."""
-    angular = [i for i, j in enumerate(model.joints) if j.is_angular]
-    if angular and len(q) and not np.abs(q[:, angular]).max() <= MAX_ANGLE:
-        k, j = divmod(int(np.argmax(~(np.abs(q[:, angular]) <= MAX_ANGLE))), len(angular))
+    far = beyond_max_angle(q, [i for i, j in enumerate(model.joints) if j.is_angular])
+    if far is not None:
+        k, i = far
         raise TrajectoryError(traj.label, traj.where(chunk.start + k),
-                              f"q of {model.joints[angular[j]].name} is {float(q[k, angular[j]])!r} rad, more than "
+                              f"q of {model.joints[i].name} is {float(q[k, i])!r} rad, more than "
                               f"{MAX_ANGLE:g} rad (21 million turns) from 0 (in another unit?)")
 
 

@@ -42,6 +42,18 @@ def skew(r):
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
+def beyond_max_angle(q, columns):
+    """(sample, column) of the first angle of q (N, n) in `columns` beyond MAX_ANGLE (or not a
+    number), or None; no copy of q is made unless there is one."""
+    if not columns or not len(q):
+        return None
+    high, low = q.max(axis=0)[columns], q.min(axis=0)[columns]
+    if (high <= MAX_ANGLE).all() and (low >= -MAX_ANGLE).all():
+        return None
+    k, j = divmod(int(np.argmax(~(np.abs(q[:, columns]) <= MAX_ANGLE))), len(columns))
+    return k, columns[j]
+
+
 def cos_sin_of(theta):
     """(cos theta, sin theta) of one angle, by `cos_sin`: the same bits on every machine."""
     c, s = cos_sin(np.array([float(theta)]), np.empty(1), np.empty(1), np.empty((5, 1)))
