@@ -463,6 +463,13 @@ def report(quick, info, engines, e2e, mem, mem_note, start, reach):
            f"{pictures['report'] / pictures['check']:.1f}×", "≤ about 3×", pictures["report"] / pictures["check"] <= 3.3)
     target(f"`rnea report` size, {rows_label(pictures['rows'])} samples", f"{pictures['size'] / 1e6:.2f} MB", "< 2 MB",
            pictures["size"] < 2e6)
+    reg, ident = reach["regressor"], reach["identify"]
+    target("regressor, ur5: speed-up over the computeJointTorqueRegressor loop",
+           f"{reg['loop_us'] / reg['ours_us']:.2f}× ({reg['ours_us']:.2f} vs {reg['loop_us']:.2f} µs)", "≥ 3×",
+           reg["loop_us"] / reg["ours_us"] >= 3)
+    target(f"`rnea identify`, {rows_label(ident['rows'])} CSV rows, vs the bare regressor loop over them",
+           f"{ident['ours_s'] / ident['loop_s']:.2f}× the time ({ident['ours_s']:.1f} vs {ident['loop_s']:.1f} s)",
+           "≤ 1×", ident["ours_s"] <= ident["loop_s"])
     target("start-up: `rnea --help`", f"{start['help']:.3f} s", "≤ 0.25 s", start["help"] <= 0.25)
     target("start-up: `rnea torques` on 10 rows", f"{start['torques']:.3f} s", "≤ 0.5 s", start["torques"] <= 0.5)
 
@@ -587,6 +594,11 @@ def main():
              "report": more.report_time(200_000), "cores": more.two_cores()}
     print("5. start-up...", flush=True)
     start = startup()
+    print("6. identification...", flush=True)
+    import identification
+
+    reach["regressor"] = identification.regressor()
+    reach["identify"] = identification.identify_end_to_end(20_000 if args.quick else 100_000)
 
     text, summary = report(args.quick, info, engines, e2e, mem, mem_note, start, reach)
     text += (f"\nTotal benchmark time: {time.perf_counter() - started:.0f} s; load average at the end: "

@@ -1,0 +1,88 @@
+"""Identification's benchmarks (make bench, section 6): the regressor per sample against a Python
+loop over Pinocchio's computeJointTorqueRegressor, and a whole `rnea identify` of a CSV against
+that bare loop over the same samples. UR5 of ../shared/urdf."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+UR5 = HERE.parent.parent / "shared" / "urdf" / "ur5.urdf"
+RNEA = Path(sys.executable).parent / "rnea"
+
+
+def _pin(model):
+    import pinocchio as pin
+
+    pm = pin.buildModelFromUrdf(str(UR5))
+    idx = [pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names]
+    return pin, pm, idx
+
+
+def _motion(model, N, seed=7):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-np.pi, np.pi, (N, model.n)), rng.uniform(-2, 2, (N, model.n)),
+            rng.uniform(-10, 10, (N, model.n)))
+
+
+def _loop(pin, pm, idx, q, qd, qdd):
+    """The bare loop a user writes: one computeJointTorqueRegressor per sample."""
+    data = pm.createData()
+    Q, V, A = (np.zeros(pm.nv) for _ in range(3))
+    for k in range(len(q)):
+        Q[idx], V[idx], A[idx] = q[k], qd[k], qdd[k]
+        pin.computeJointTorqueRegressor(pm, data, Q, V, A)
+
+
+def regressor(samples=20_000, loop_samples=4_000, repeats=5):
+    """µs per sample of the loop and of rnea_cli.regressor, the two taking turns (best of repeats)."""
+    from rnea_cli import load_urdf, regressor as ours
+
+    model = load_urdf(str(UR5))
+    pin, pm, idx = _pin(model)
+    q, qd, qdd = _motion(model, samples)
+    ours(model, q[:10], qd[:10], qdd[:10])
+    loop_t, ours_t = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _loop(pin, pm, idx, q[:loop_samples], qd[:loop_samples], qdd[:loop_samples])
+        loop_t.append((time.perf_counter() - start) / loop_samples)
+        start = time.perf_counter()
+        ours(model, q, qd, qdd)
+        ours_t.append((time.perf_counter() - start) / samples)
+    return {"robot": "ur5", "loop_us": min(loop_t) * 1e6, "ours_us": min(ours_t) * 1e6}
+
+
+def identify_end_to_end(rows=100_000, loop_samples=20_000):
+    """Wall time of `rnea identify ur5.urdf run.csv` (efforts from Pinocchio's rnea) and the bare
+    regressor loop over the same rows (timed on loop_samples, scaled)."""
+    from rnea_cli import load_urdf
+    import polars as pl
+
+    model = load_urdf(str(UR5))
+    pin, pm, idx = _pin(model)
+    q, qd, qdd = _motion(model, rows, seed=8)
+    path = HERE / "data" / f"ur5_identify_{rows}.csv"
+    if not path.exists():
+        data = pm.createData()
+        effort = np.empty_like(q)
+        Q, V, A = (np.zeros(pm.nv) for _ in range(3))
+        for k in range(rows):
+            Q[idx], V[idx], A[idx] = q[k], qd[k], qdd[k]
+            effort[k] = pin.rnea(pm, data, Q, V, A)[idx]
+        columns = {"time": np.arange(rows) * 1e-3}
+        for prefix, x in (("q", q), ("qd", qd), ("qdd", qdd), ("effort", effort)):
+            columns.update({f"{prefix}_{j}": x[:, k] for k, j in enumerate(model.joint_names)})
+        path.parent.mkdir(exist_ok=True)
+        pl.DataFrame(columns).write_csv(path)
+    start = time.perf_counter()
+    _loop(pin, pm, idx, q[:loop_samples], qd[:loop_samples], qdd[:loop_samples])
+    loop_s = (time.perf_counter() - start) / loop_samples * rows
+    start = time.perf_counter()
+    subprocess.run([str(RNEA), "identify", str(UR5), str(path), "-q", "--format", "json"], check=True,
+                   stdout=subprocess.DEVNULL)
+    ours_s = time.perf_counter() - start
+    return {"rows": rows, "loop_s": loop_s, "ours_s": ours_s}
