@@ -188,30 +188,27 @@ def test_files_are_read_only_in_the_robot_folder_and_the_packages(tmp_path):
     assert info.exit_code == 0 and "hunter2" not in info.stdout + info.stderr, info.stderr
 
 
-def test_a_package_found_may_be_read(tmp_path):
-    """$(find PKG) folders are readable too, and a package outside the robot's folder is one."""
-    package = tmp_path / "pkg"
-    package.mkdir()
+def _package_and_robot(package, robot_folder, length):
+    """A package 'parts' at `package` holding dims.yaml, and a robot reading it through $(find parts)."""
+    package.mkdir(parents=True)
     (package / "package.xml").write_text("<package format='2'><name>parts</name></package>")
-    (package / "dims.yaml").write_text("length: 0.25\n")
-    path = robot(tmp_path / "robot", '<xacro:property name="dims" '
+    (package / "dims.yaml").write_text(f"length: {length}\n")
+    return robot(robot_folder, '<xacro:property name="dims" '
                  'value="${xacro.load_yaml(\'$(find parts)/dims.yaml\')}"/>'
                  '<link name="l"><inertial><origin xyz="${dims.length} 0 0"/><mass value="1"/></inertial></link>'
                  '<joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
+
+
+def test_a_package_found_may_be_read(tmp_path):
+    """$(find PKG) folders are readable too, and a package outside the robot's folder is one."""
+    path = _package_and_robot(tmp_path / "pkg", tmp_path / "robot", 0.25)
     assert b'xyz="0.25 0 0"' in expand(path, package_paths=[tmp_path])
 
 
 def test_a_relative_package_path_is_the_working_directorys(tmp_path, monkeypatch):
     """--package-path ws/src is read from where rnea runs, not from the xacro file's folder ($(find)
     gave './robot/ws/src/...', found by a review)."""
-    package = tmp_path / "ws" / "src" / "pkg"
-    package.mkdir(parents=True)
-    (package / "package.xml").write_text("<package format='2'><name>parts</name></package>")
-    (package / "dims.yaml").write_text("length: 0.5\n")
-    path = robot(tmp_path / "robot", '<xacro:property name="dims" '
-                 'value="${xacro.load_yaml(\'$(find parts)/dims.yaml\')}"/>'
-                 '<link name="l"><inertial><origin xyz="${dims.length} 0 0"/><mass value="1"/></inertial></link>'
-                 '<joint name="j" type="fixed"><parent link="base"/><child link="l"/></joint>')
+    path = _package_and_robot(tmp_path / "ws" / "src" / "pkg", tmp_path / "robot", 0.5)
     monkeypatch.chdir(tmp_path)
     assert b'xyz="0.5 0 0"' in expand(path, package_paths=["ws/src"])
 
