@@ -4,7 +4,7 @@ from . import safeload
 from .errors import RneaError, shown
 
 
-def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None, lists=()):
+def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None, lists=(), among="the trajectory's"):
     """{joint: {key: float (or None when nullable)}}; errors name the file and the entry.
     why_not(name): more to say about a name that is not among joint_names, or None. The keys in
     `lists` take a list as it is (checked by the caller)."""
@@ -21,7 +21,7 @@ def read_joint_file(path, joint_names, keys, *, nullable=False, why_not=None, li
     for joint, entry in doc.items():
         if joint not in joint_names:
             more = why_not(joint) if why_not else None
-            raise RneaError(path, str(joint), f"no joint {shown(joint)} among the trajectory's joints"
+            raise RneaError(path, str(joint), f"no joint {shown(joint)} among {among} joints"
                                               + (f": {more}" if more else ""))
         if not isinstance(entry, dict):
             raise RneaError(path, joint, f"expected a mapping with {', '.join(keys)}")

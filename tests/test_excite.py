@@ -96,7 +96,8 @@ def test_bad_options_are_one_line_and_exit_2(args, message, tmp_path):
 
 
 def test_a_limits_file_naming_an_unknown_joint_or_a_bad_acceleration_is_refused(tmp_path):
-    for text, message in (("nope: {acceleration: 1}\n", "no joint"), ("arm7_joint1: {acceleration: -1}\n", "positive")):
+    for text, message in (("nope: {acceleration: 1}\n", "no joint 'nope' among the robot's joints"),
+                          ("arm7_joint1: {acceleration: -1}\n", "positive")):
         limits = tmp_path / "limits.yaml"
         limits.write_text(text)
         result = run("excite", ARM, "--duration", "4", "--rate", "10", "--limits", limits, "-o", tmp_path / "x.csv")

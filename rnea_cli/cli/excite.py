@@ -57,7 +57,7 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
         raise RneaError(model.source, None, "a floating base is not excited by joint motion alone: excite its "
                                             "joints with the base fixed (without --floating-base)")
     keys = tuple(k for k in KEYS if k != "rms_effort")  # (an RMS is no bound of a sample)
-    overrides = read_joint_file(limits_file, model.joint_names, keys, nullable=True) if limits_file else {}
+    overrides = read_joint_file(limits_file, model.joint_names, keys, nullable=True, among="the robot's") if limits_file else {}
     for joint, entry in overrides.items():
         value = entry.get("acceleration")
         if value is not None and value <= 0:
