@@ -13,7 +13,7 @@ _LAZY = {
     "Dynamics": "engine", "Workspace": "engine", "inverse_dynamics": "engine", "rnea": "engine",
     "rnea_reference": "reference", "load_urdf": "urdf", "load_robot": "robot",
     "Pipeline": "pipeline", "open_source": "sources", "open_trajectory": "trajectory",
-    "torques_frame": "frames", "check_frame": "frames", "CheckSummary": "frames",
+    "torques_frame": "dataframes", "check_frame": "dataframes", "CheckSummary": "dataframes",
     "regressor": "inertial", "base_parameters": "identify",
 }
 

@@ -1,5 +1,5 @@
 """The options the commands and the library share, checked once: the CLI's callbacks and the
-Python API (frames.py) call the same functions, so that the library refuses what the CLI refuses.
+Python API (dataframes.py) call the same functions, so that the library refuses what the CLI refuses.
 Each returns the value in its plain form, or raises RneaError naming the option."""
 
 import math

@@ -423,7 +423,7 @@ def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
     import pyarrow as pa
 
     from rnea_cli.errors import RneaError
-    from rnea_cli.frames import check_frame, torques_frame
+    from rnea_cli.dataframes import check_frame, torques_frame
 
     k, q = kilohertz_positions()
     k = np.array(k)
