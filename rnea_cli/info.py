@@ -1,6 +1,6 @@
 """What `rnea info` shows: the facts of a robot as plain data, and its tree of links and joints."""
 
-from .report import fmt
+from .text import fmt
 
 
 def robot_facts(model):

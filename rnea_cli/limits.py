@@ -17,7 +17,7 @@ import numpy as np
 from . import options
 from .errors import RneaError
 from .jointfile import read_joint_file
-from .report import time_text
+from .text import time_text
 from .stats import Peaks, ThermalWindow
 
 QUANTITIES = ("effort", "velocity", "position", "rms_effort", "acceleration")

@@ -2,11 +2,12 @@
 
 import numpy as np
 
+from .text import fmt, percent, time_text  # noqa: F401  (report's importers use them from here too)
+
 
 def unit(joint, kind="effort"):
     """SI unit of a joint quantity: effort N·m / N, velocity rad/s / m/s, position rad / m,
-    acceleration rad/s² / m/s²; at the
-    motor, N·m and rad/s."""
+    acceleration rad/s² / m/s²; at the motor, N·m and rad/s."""
     angular = joint.is_angular
     return {"effort": "N·m" if angular else "N", "rms_effort": "N·m" if angular else "N",
             "velocity": "rad/s" if angular else "m/s", "position": "rad" if angular else "m",
@@ -50,25 +51,6 @@ def _natural_width(console, table):
     from rich.measure import Measurement
 
     return Measurement.get(console, console.options.update(width=10_000), table).maximum
-
-
-def time_text(t):
-    """A time of the trajectory, in seconds, for a report: 6 significant digits below 1000 s, else
-    to the millisecond, which 6 digits would not show (a log stamped in seconds since 1970:
-    1700000000.680, not 1.7e+09)."""
-    if t is None or np.isnan(t):
-        return "—"
-    return f"{t:.6g}" if abs(t) < 1e3 else f"{t:.3f}"
-
-
-def fmt(x, digits=4):
-    return "—" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}g}"
-
-
-def percent(fraction):
-    """A utilisation as a percentage a person can read: '16 %', '1.2e+07 %', never 300 digits."""
-    value = 100 * fraction
-    return f"{value:.0f} %" if abs(value) < 1e6 else f"{value:.3g} %"
 
 
 def utilisation_style(fraction):
