@@ -29,8 +29,8 @@ def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=Fals
         chunks = _plausible_time(chunks, traj, "--dt" if dt is not None else "another unit? see --time-unit")
     if degrees:
         chunks = _to_radians(chunks, np.array([j.is_angular for j in coords.joints]))
-    if floating:
-        chunks = _unit_quaternions(chunks, traj)
+    if floating:  # unit quaternions, each with the sign of the one before (for --resample and derivatives)
+        chunks = _continuous_quaternions(_unit_quaternions(chunks, traj))
     if static:
         if any(g in traj.groups for g in ("qd", "qdd")):
             traj.notices.append("--static: the qd and qdd columns are ignored (the poses are held still)")
@@ -55,8 +55,6 @@ def prepare(traj, coords, *, degrees=False, dt=None, floating=False, static=Fals
         if not traj.has_time:
             lacking = "no time column and no velocities" if "qd" in traj.derived else "no time column"
             raise TrajectoryError(label, None, f"{lacking}: cannot derive {what} (give --dt or the columns)")
-        if "base_twist" in traj.derived:
-            chunks = _continuous_quaternions(chunks)
         chunks = _differentiate(chunks, traj)
         traj.notices.append(f"{source} and time by second-order finite differences")
     elif traj.has_time and dt is None:

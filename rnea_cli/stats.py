@@ -80,7 +80,15 @@ class ExactSum:
 
     def values(self):
         """(n,) the sums, each rounded once."""
-        return np.array([float(f) for f in self.fractions()]) + self.special
+        return np.array([_rounded(f) for f in self.fractions()]) + self.special
+
+
+def _rounded(fraction):
+    """The double nearest a Fraction, or ±inf beyond the doubles' range (a sum of finite values may be)."""
+    try:
+        return float(fraction)
+    except OverflowError:
+        return float("inf") if fraction > 0 else float("-inf")
 
 
 def exact_sqrt(fraction):

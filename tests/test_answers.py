@@ -542,3 +542,18 @@ def test_the_answers_are_the_same_bits_however_the_input_is_cut(command, tmp_pat
     assert outputs[0] == outputs[1] == outputs[2]
     answer = json.loads(outputs[0])
     assert command == "compare" or answer["limiting"]["quantity"] == "rms_effort"
+
+
+def test_an_exact_sum_beyond_the_doubles_is_inf_and_scale_says_so(tmp_path):
+    """Two values of 1.7e308 sum beyond the largest double: ExactSum gives inf, as a float sum
+    would, and rnea scale on such efforts answers (it failed with OverflowError, exit 70)."""
+    from rnea_cli.stats import ExactSum
+
+    total = ExactSum(2)
+    total.add(np.array([[1.7e308, -1.7e308], [1.7e308, -1.7e308]]))
+    assert total.values().tolist() == [np.inf, -np.inf]
+    traj = tmp_path / "big.csv"
+    traj.write_text("time,q_shoulder,q_elbow,qd_shoulder,qd_elbow,qdd_shoulder,qdd_elbow\n" +
+                    "".join(f"{k / 10},0,0,0,0,4e154,0\n" for k in range(10)))
+    result = run("scale", ROBOTS / "planar2.urdf", traj)
+    assert result.exit_code in (1, 2) and "internal error" not in result.stderr, result.stderr
