@@ -86,6 +86,11 @@ def bounds(coords, limits, acceleration, margin):
     ranged = np.zeros(n, dtype=bool)
     for i, (joint, lim) in enumerate(zip(model.joints, limits)):
         k, m, o = _leader(coords, i, column)
+        if m == 0.0:  # a follower held at its offset: no bound on its leader, but it must be in its range
+            if lim.lower is not None and lim.upper is not None and not lim.lower <= o <= lim.upper:
+                raise RneaError(model.source, joint.name, f"its mimic offset {o:g} is outside its range "
+                                                          f"[{lim.lower:g}, {lim.upper:g}]")
+            continue
         if lim.lower is not None and lim.upper is not None:  # m q + o in [lower, upper]
             lo, hi = sorted(((lim.lower - o) / m, (lim.upper - o) / m))
             if ranged[k]:
@@ -122,7 +127,7 @@ class Problem:
         self.coords, self.model, self.period, self.harmonics = coords, coords.model, period, harmonics
         self.limits, self.gravity = limits, gravity
         self.layout = identify.layout(self.model, friction=friction)
-        self.base = identify.base_parameters(self.model, gravity=gravity, friction=friction)
+        self.base = identify.base_parameters(self.model, gravity=gravity, friction=friction, coords=coords)
         self.grid = np.arange(GRID) * (period / GRID)
 
     def feasible(self, fourier, t=None):
@@ -179,9 +184,9 @@ class Problem:
         """The condition number of the base regressor over one period (inf where it is singular)."""
         q, qd, qdd = self.coords.expand(*fourier.motion(self.grid))
         W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)[..., self.base.independent]
-        W = W.reshape(-1, W.shape[-1])
-        eig = np.linalg.eigvalsh(W.T @ W)  # sigma^2 of W: a 57x57 problem instead of W's SVD (2800x57)
-        return float(math.sqrt(eig[-1] / eig[0])) if eig[0] > 0 else math.inf
+        R = np.linalg.qr(W.reshape(-1, W.shape[-1]), mode="r")  # W's singular values are R's (not those
+        sv = np.linalg.svd(R, compute_uv=False)  # of W^T W, whose eigenvalues square the condition number)
+        return float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -206,12 +211,16 @@ def excite(problem, *, steps=400, starts=8, seed=0):
             return None, math.inf
         return fourier, problem.condition(fourier)
 
-    x, best, best_cond = None, None, math.inf
+    x, best, best_cond, held = None, None, math.inf, False
     for _ in range(max(starts, 1)):
         y = rng.standard_normal(2 * n * H)
         fourier, cond = candidate(y)
+        held = held or fourier is not None
         if cond < best_cond:
             x, best, best_cond = y, fourier, cond
+    if best is None and held:
+        raise RneaError(problem.model.source, None, "no excitation makes the base regressor regular here: the "
+                                                   "limits leave too little motion to see every base parameter")
     if best is None:
         raise RneaError(problem.model.source, None, "no excitation within the effort limits: the robot cannot "
                                                    "hold its middle pose within them")
@@ -236,7 +245,8 @@ def samples(excitation, problem, duration, rate):
     if fourier is None:
         raise RneaError(problem.model.source, None, "no excitation within the effort limits at these samples: the "
                                                    "robot cannot hold its middle pose within them")
-    return (t, *fourier.motion(t)), replace(excitation, fourier=fourier)
+    # the condition number of what is written (scaled on these samples, not the search's grid)
+    return (t, *fourier.motion(t)), replace(excitation, fourier=fourier, condition=problem.condition(fourier))
 
 
 def periods(duration, period, rate, harmonics):

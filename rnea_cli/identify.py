@@ -110,7 +110,7 @@ class BaseParameters:
 
 
 def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
-                    seed=0, tolerance=RANK_TOLERANCE):
+                    seed=0, tolerance=RANK_TOLERANCE, coords=None):
     """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
     numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
     continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd standard normal). The
@@ -128,7 +128,10 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
         raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
     cols = layout(model, friction=friction, offset=offset, armature=armature)
     N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
-    q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))
+    if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
+        q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
+    else:
+        q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))
     W = cols.regressor(q, qd, qdd, gravity=gravity).reshape(-1, cols.size)
     R = qr(W, mode="r", pivoting=True)[0]
     diagonal = np.abs(np.diag(R))

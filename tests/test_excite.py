@@ -166,3 +166,16 @@ def test_an_rms_limit_is_refused_not_ignored(tmp_path):
     result = run("excite", ROBOTS / "planar2.urdf", "--duration", "2", "--rate", "50", "--limits", limits,
                  "-o", tmp_path / "x.csv")
     assert result.exit_code == 2 and "rms_effort" in result.stderr and "unknown key" in result.stderr
+
+
+def test_a_follower_held_at_its_offset_bounds_nothing(tmp_path):
+    """A mimic multiplier of 0 holds the follower at its offset (it divided by zero: exit 70)."""
+    robot = tmp_path / "m0.urdf"
+    robot.write_text(MIMIC.replace('multiplier="3" offset="0.2"', 'multiplier="0" offset="0.2"'))
+    out = tmp_path / "e.csv"
+    result = run("excite", robot, "--duration", "2", "--rate", "50", "--steps", "5", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert run("check", robot, out, "--margin", "0.9").exit_code == 0
+    robot.write_text(MIMIC.replace('multiplier="3" offset="0.2"', 'multiplier="0" offset="0.9"'))
+    result = run("excite", robot, "--duration", "2", "--rate", "50", "-o", out)
+    assert result.exit_code == 2 and "outside its range" in result.stderr, result.stderr

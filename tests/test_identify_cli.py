@@ -81,3 +81,12 @@ def test_bad_input_is_one_line_and_exit_2(ur5_runs, tmp_path):
         assert result.exit_code == 2, (args, result.stderr)
         assert needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
     assert not (tmp_path / "x.urdf").exists()
+
+
+def test_extreme_efforts_and_prior_weights_are_one_line(ur5_runs, tmp_path):
+    robot, runs, held_out, folder = ur5_runs
+    big = pl.read_csv(runs[0]).with_columns(pl.col("^effort_.*$") * 1e200)
+    big.write_csv(tmp_path / "big.csv")
+    for args, needle in (([tmp_path / "big.csv"], "beyond 1e150"), ([runs[0], "--prior-weight", "1e308"], "1e12")):
+        result = run("identify", robot.model.source, *args)
+        assert result.exit_code == 2 and needle in result.stderr, result.stderr

@@ -46,8 +46,9 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
 
     if ols and output:
         raise click.BadParameter("--ols gives base parameters to compare, not a URDF: drop -o", param_hint="--ols")
-    if prior_weight is not None and not 0 <= prior_weight < float("inf"):
-        raise click.BadParameter(f"{prior_weight!r} is not a finite number of at least 0", param_hint="--prior-weight")
+    if prior_weight is not None and not 0 <= prior_weight <= 1e12:
+        raise click.BadParameter(f"{prior_weight!r} is not a number from 0 to 1e12 (1e12: the URDF's values as good "
+                                 "as known)", param_hint="--prior-weight")
     if output and is_xacro(options["robot"]):
         raise RneaError(options["robot"], None, "a xacro robot cannot be written back with its macros: identify "
                                                 "its expanded URDF (xacro robot.urdf.xacro > robot.urdf)")
@@ -81,9 +82,10 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
             normal = ident.NormalEquations(state["base"].layout, gravity=options["gravity"])
         for block in run.blocks():
             measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
-            if not np.isfinite(measured).all():
-                k = int(np.argmin(np.isfinite(measured).all(axis=1)))
-                raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k), "effort not finite")
+            if not (np.abs(measured) <= 1e150).all():  # its square, summed, must stay a double
+                k = int(np.argmin((np.abs(measured) <= 1e150).all(axis=1)))
+                raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k),
+                                      "effort not finite or beyond 1e150 in size")
             normal.add(*block.motion, measured)
         return normal
 
