@@ -20,7 +20,6 @@ import numpy as np
 
 from . import engine, identify, spatial
 from .errors import RneaError
-from .model import Coordinates
 
 GRID = 160  # samples of one period on which the condition number is computed (5 harmonics: 32 a wave)
 
@@ -270,4 +269,4 @@ def periods(duration, period, rate, harmonics):
     return period
 
 
-__all__ = ["Fourier", "Problem", "Excitation", "excite", "samples", "bounds", "periods", "Coordinates"]
+__all__ = ["Fourier", "Problem", "Excitation", "excite", "samples", "bounds", "periods"]

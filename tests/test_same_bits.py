@@ -7,7 +7,6 @@ length around it; and the same computation runs in child processes under each BL
 each numpy SIMD level this CPU can run, which must all print the same bytes."""
 
 import ast
-import hashlib
 import json
 import os
 import pathlib
