@@ -169,7 +169,7 @@ def ensure_trajectory(path, rows, joint_names, block_rows=250_000):
     """Write `rows` samples to `path` (streamed, every float in shortest round-trip form, by
     rnea's own CSV writer), unless a file with the same header, row count, first and last rows
     is already there (the last row catches a file cut short or a changed generator)."""
-    from rnea_cli.writers import TableWriter
+    from rnea_cli.outputs.writers import TableWriter
 
     header = trajectory_header(joint_names)
 
@@ -338,7 +338,7 @@ def engine(urdf, samples=100_000, loop_samples=20_000):
 def end_to_end(rows):
     """Wall time and peak RSS of the pandas+Pinocchio baseline script and of `rnea torques`, same file."""
     from rnea_cli import load_urdf, rnea
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.trajectory.open import open_trajectory
 
     model = load_urdf(ARM)
     label = rows_label(rows)

@@ -9,12 +9,13 @@ import importlib
 from .errors import RneaError, TrajectoryError, URDFError, URDFWarning
 
 _LAZY = {
-    "Coordinates": "model", "Joint": "model", "Limits": "model", "Mimic": "model", "Model": "model",
-    "Dynamics": "engine", "Workspace": "engine", "inverse_dynamics": "engine", "rnea": "engine",
-    "rnea_reference": "reference", "load_urdf": "urdf", "load_robot": "robot",
-    "Pipeline": "pipeline", "open_source": "sources", "open_trajectory": "trajectory",
-    "torques_frame": "dataframes", "check_frame": "dataframes", "CheckSummary": "dataframes",
-    "regressor": "inertial", "base_parameters": "identify",
+    "Coordinates": "model.tree", "Joint": "model.tree", "Limits": "model.tree", "Mimic": "model.tree",
+    "Model": "model.tree", "Dynamics": "dynamics.engine", "Workspace": "dynamics.engine",
+    "inverse_dynamics": "dynamics.engine", "rnea": "dynamics.engine", "rnea_reference": "dynamics.reference",
+    "load_urdf": "model.urdf", "load_robot": "model.robot", "Pipeline": "run.pipeline",
+    "open_source": "trajectory.sources", "open_trajectory": "trajectory.open", "torques_frame": "run.dataframes",
+    "check_frame": "run.dataframes", "CheckSummary": "run.dataframes", "regressor": "dynamics.inertial",
+    "base_parameters": "run.answers.identify",
 }
 
 __all__ = sorted(["RneaError", "TrajectoryError", "URDFError", "URDFWarning", *_LAZY])

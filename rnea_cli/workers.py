@@ -2,8 +2,9 @@
 
 Workers are forked while nothing has started polars' threads (a fork of a process whose polars
 threads ran may hang); else they are started fresh (spawn, slower to start). Each ends with its
-parent, however the parent ends, ignores Ctrl-C (the parent stops it), and runs the engine on one
-thread: the parallel work is theirs. The parent hands out the jobs itself over one pipe per
+parent, however the parent ends, and ignores Ctrl-C (the parent stops it). A process that is itself
+a worker (of this pool, or of another's multiprocessing: a Dask worker) starts none: its work runs
+in it. Who hands work to workers says how many engine threads it runs (cli/batch.py: one). The parent hands out the jobs itself over one pipe per
 worker, with no thread of its own, so that nothing of the pool is left to write once it is over.
 """
 
@@ -13,9 +14,6 @@ import sys
 import threading
 
 from .errors import RneaError
-
-
-_IN_WORKER = False  # this process is a worker of `parallel`: it starts none of its own
 
 
 def usable_cores():
@@ -28,10 +26,11 @@ def parallel(function, work, jobs, here=None, fork=False):
     even after polars has run (for work that does not use polars: its threads are not in a fork). An
     exception of a job is raised here (the first that comes back); on one, on Ctrl-C, or when a
     worker dies, the other workers are stopped before they write anything."""
-    first = [] if here is None else [here]
-    if jobs <= 1 or len(work) + len(first) <= 1 or _IN_WORKER:  # (a worker's own work runs in it)
-        return [call() for call in first] + [function(*args) for args in work]
     import multiprocessing
+
+    first = [] if here is None else [here]
+    if jobs <= 1 or len(work) + len(first) <= 1 or multiprocessing.parent_process() is not None:
+        return [call() for call in first] + [function(*args) for args in work]  # (a worker's work runs in it)
 
     forkable = hasattr(os, "fork") and (fork or "polars" not in sys.modules)
     context = multiprocessing.get_context("fork" if forkable else "spawn")
@@ -132,18 +131,11 @@ def _serve(connection, function, parent):
             connection.send((k, (False, RuntimeError(f"{type(exc).__name__}: {exc}"))))
 
 
-def one_thread():
-    os.environ["RNEA_THREADS"] = "1"  # the engine on one thread; results are the same bits
-
-
 def _start(parent):
     """A worker ends with its parent, however the parent ends (Linux: SIGTERM on its death), so
     that no output is written after the command is over. Ctrl-C is the parent's to handle: it
     stops the workers, which say nothing (no traceback of an idle worker interrupted)."""
-    global _IN_WORKER
-    _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    one_thread()
     try:
         import ctypes
 

@@ -102,8 +102,8 @@ def data_examples():
     import polars as pl
 
     from rnea_cli import load_urdf, rnea
-    from rnea_cli.actuators import load_drives
-    from rnea_cli.model import Coordinates
+    from rnea_cli.run.actuators import load_drives
+    from rnea_cli.model.tree import Coordinates
 
     arm = read("arm7_traj.csv")
     model = load_urdf(os.path.join(HERE, "arm7.urdf"))

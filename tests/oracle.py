@@ -157,7 +157,7 @@ def random_base(rng, N):
 
 
 def pin_link_wrenches(pm, joint_names, q, applied, frame="world", base_pose=None):
-    """Pinocchio's side of rnea_cli.kinematics.link_wrenches_to_bodies: {body: (N, 6) [n; f]} for
+    """Pinocchio's side of rnea_cli.dynamics.kinematics.link_wrenches_to_bodies: {body: (N, 6) [n; f]} for
     pin_full, each wrench moved by Pinocchio's placements into its link's joint frame. applied:
     {link: ((N, 6) [n; f], (N, 3) point or None)}, in the world (at the link origin by default) or
     in the link's own frame (frame "link", about its origin by default). Wrenches on a fixed root

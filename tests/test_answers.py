@@ -28,7 +28,7 @@ Q, QD, QDD = (FRAME.select([f"{p}_{j}" for j in JOINTS]).to_numpy() for p in ("q
 def small_blocks(monkeypatch, block_bytes):
     """CSV input read in blocks of about block_bytes (None: the default, arm7_traj.csv in one)."""
     if block_bytes:
-        monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.sources.csvfile"), "BLOCK_BYTES",
+        monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.trajectory.sources.csvfile"), "BLOCK_BYTES",
                             block_bytes)
 
 
@@ -395,11 +395,11 @@ def test_energy_drawn_and_regenerated_is_the_trapezoid_of_pinocchios_power(monke
     from Pinocchio and the drive numbers, in one block or in many; the report prints them."""
     import yaml
 
-    from rnea_cli.actuators import load_drives
-    from rnea_cli.model import Coordinates
-    from rnea_cli.pipeline import Pipeline
-    from rnea_cli.stats import Energy
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.run.actuators import load_drives
+    from rnea_cli.model.tree import Coordinates
+    from rnea_cli.run.pipeline import Pipeline
+    from rnea_cli.run.stats import Energy
+    from rnea_cli.trajectory.open import open_trajectory
 
     small_blocks(monkeypatch, block_bytes)
     coords = Coordinates(MODEL)
@@ -505,7 +505,7 @@ def test_compare_currents_through_the_drives(tmp_path):
 def test_the_split_with_mimic_joints_is_pinocchios_on_its_mimic_model(path, tmp_path):
     """Followers move with their leaders and each part of the split is reflected to them: the
     gravity, mass-matrix and nonlinear terms of Pinocchio's mimic model, in the leaders' coordinates."""
-    from rnea_cli.model import Coordinates
+    from rnea_cli.model.tree import Coordinates
 
     path = need_corpus(path)
     coords = Coordinates(load(path))
@@ -547,7 +547,7 @@ def test_the_answers_are_the_same_bits_however_the_input_is_cut(command, tmp_pat
 def test_an_exact_sum_beyond_the_doubles_is_inf_and_scale_says_so(tmp_path):
     """Two values of 1.7e308 sum beyond the largest double: ExactSum gives inf, as a float sum
     would, and rnea scale on such efforts answers (it failed with OverflowError, exit 70)."""
-    from rnea_cli.stats import ExactSum
+    from rnea_cli.run.stats import ExactSum
 
     total = ExactSum(2)
     total.add(np.array([[1.7e308, -1.7e308], [1.7e308, -1.7e308]]))

@@ -196,7 +196,7 @@ def test_bad_bags_are_one_line_naming_file_and_topic(tmp_path, fmt):
 
 def test_measured_effort_comes_with_the_messages(tmp_path):
     """effort_<joint> of a JointState is the measured effort `rnea compare` reads."""
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.trajectory.open import open_trajectory
 
     bag = write_joint_states(bag_path(tmp_path, "mcap"), "mcap", JOINTS, TIME, Q, QD, effort=3 * QD)
     traj = open_trajectory(bag, MODEL, effort=True)
@@ -237,7 +237,7 @@ def assert_same_chunks(one, other):
 
 def spy_reads(monkeypatch):
     """[(start, stop)] of the log times this process reads (the workers' parts are not in it)."""
-    from rnea_cli.sources import bags
+    from rnea_cli.trajectory.sources import bags
 
     reads, read = [], bags._read
 
@@ -256,8 +256,8 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
     and stamps out of order across it; a bad message in the first or the last part is named by
     its index among all the topic's messages. A ROS 1 bag (indexed whole by every reader) is read
     by one."""
-    from rnea_cli.sources import bags
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.open import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)  # 602 messages: three parts
     calls, parts_of = [], bags._parts
@@ -299,8 +299,8 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     the parts are cut where the index of log times (.db3) or the chunk index (MCAP) puts the joints'
     messages (split by the bag's time, the first part would hold none), and they read back what one
     reader reads."""
-    from rnea_cli.sources import bags
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.open import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)
     writer = BagWriter(bag_path(tmp_path, fmt), fmt)
@@ -339,7 +339,7 @@ def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
     import sys
 
     bag, _ = parts_bag(bag_path(tmp_path, "mcap"), "mcap")
-    code = ("import sys, rnea_cli.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go, read = w.parallel, b._read\n"
+    code = ("import sys, rnea_cli.trajectory.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go, read = w.parallel, b._read\n"
             "def spy(*a, **k):\n    print('forked' if 'polars' not in sys.modules else 'spawned', file=sys.stderr)\n"
             "    return go(*a, **k)\n"
             "def reads(*a):\n    print('read', a[3], a[4], file=sys.stderr)\n    return read(*a)\n"
@@ -369,7 +369,7 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
     import sys
 
     bag, times = parts_bag(bag_path(tmp_path, "mcap"), "mcap", bad_at=0.2)
-    code = ("import signal, rnea_cli.sources.bags as b; b.PART = 100\n"
+    code = ("import signal, rnea_cli.trajectory.sources.bags as b; b.PART = 100\n"
             "def forever(*a):\n    signal.pause()\n"  # the second part's worker: never done
             "parts = b._parts\ndef said(*a):\n    out = parts(*a)\n    print(f'{len(out)} parts', file=__import__('sys')"
             ".stderr)\n    return out\nb._parts = said\n"
@@ -390,8 +390,8 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
 def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch):
     """NaN in one message's position, infinity in one of the other publisher's efforts: each named
     by the message's index among all the topic's messages, read by one reader or in parts."""
-    from rnea_cli.sources import bags
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.open import open_trajectory
 
     monkeypatch.setattr(bags, "PART", 100)
     # messages counted across the batches decoded together: in this process (spawned workers, fresh
@@ -455,7 +455,7 @@ def test_velocities_that_are_not_finite_are_derived_from_the_positions(tmp_path,
 def test_a_topic_too_large_to_hold_streams_to_the_same_bytes(tmp_path, monkeypatch, fmt, velocity):
     """More than MAX_VALUES joint values: read batch after batch, in bounded memory, with the
     names in any order and another publisher's messages skipped; the same output as held whole."""
-    from rnea_cli.sources import bags
+    from rnea_cli.trajectory.sources import bags
 
     path = bag_path(tmp_path, fmt)
     writer = BagWriter(path, fmt)
@@ -482,7 +482,7 @@ def test_a_topic_too_large_to_hold_streams_to_the_same_bytes(tmp_path, monkeypat
 
 
 def test_a_streamed_topic_refuses_what_it_cannot_merge_or_sort(tmp_path, monkeypatch):
-    from rnea_cli.sources import bags
+    from rnea_cli.trajectory.sources import bags
 
     monkeypatch.setattr(bags, "MAX_VALUES", 1000)
     monkeypatch.setattr(bags, "READ_AT_ONCE", 64)
@@ -508,7 +508,7 @@ def test_a_streamed_topic_refuses_what_it_cannot_merge_or_sort(tmp_path, monkeyp
 def test_a_message_rosbags_cannot_read_midway_through_a_streamed_topic_is_one_line(tmp_path, monkeypatch):
     from rosbags.highlevel import AnyReader
 
-    from rnea_cli.sources import bags
+    from rnea_cli.trajectory.sources import bags
 
     path = write_joint_states(bag_path(tmp_path, "mcap"), "mcap", JOINTS, TIME, Q, QD)
     monkeypatch.setattr(bags, "MAX_VALUES", 1000)
@@ -530,7 +530,7 @@ def test_a_message_rosbags_cannot_read_midway_through_a_streamed_topic_is_one_li
 
 def streamed_too(monkeypatch):
     """Read topics as too large to hold (bagstream.py), in batches of 64 messages."""
-    from rnea_cli.sources import bags
+    from rnea_cli.trajectory.sources import bags
 
     monkeypatch.setattr(bags, "MAX_VALUES", 1000)
     monkeypatch.setattr(bags, "READ_AT_ONCE", 64)

@@ -290,9 +290,9 @@ def test_info_shows_planar_and_floating_joints(tmp_path):
 
 
 def test_an_internal_error_is_one_line(monkeypatch):
-    import rnea_cli.info
+    import rnea_cli.run.info
 
-    monkeypatch.setattr(rnea_cli.info, "robot_facts", lambda model: {}["boom"])
+    monkeypatch.setattr(rnea_cli.run.info, "robot_facts", lambda model: {}["boom"])
     result = run("info", ARM)
     assert result.exit_code == 70
     assert result.stderr == "rnea: internal error: KeyError: 'boom' (RNEA_DEBUG=1 shows where; please report it)\n"
@@ -301,7 +301,7 @@ def test_an_internal_error_is_one_line(monkeypatch):
 @pytest.mark.parametrize("path", corpus_params(["pr2"]))
 def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
     """A follower moves with its leader: its velocity and position limits are checked too."""
-    from rnea_cli.model import Coordinates
+    from rnea_cli.model.tree import Coordinates
 
     path = need_corpus(path)
     model = load(path)

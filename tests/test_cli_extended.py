@@ -102,7 +102,7 @@ def analytic_base(t):
     """A base motion with a closed-form twist [w; v] (base frame) and its derivative: Q = Qa(α) Qb(β),
     rotations about fixed unit axes n1, n2, so w = Rb^T α' n1 + β' n2 and
     w' = Rb^T α'' n1 - β' n2 x (Rb^T α' n1) + β'' n2; p a sum of sines, v = R^T p', v' = R^T p'' - w x v."""
-    from rnea_cli.spatial import axis_angle
+    from rnea_cli.dynamics.spatial import axis_angle
 
     n1, n2 = np.array([0.3, -0.5, 0.8]), np.array([0.9, 0.2, -0.1])
     n1, n2 = n1 / np.linalg.norm(n1), n2 / np.linalg.norm(n2)
@@ -131,7 +131,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
     """Without qd_base_*/qdd_base_* columns the base twist and its derivative are derived from the
     pose and time (second order: ~1e-6 of their size at 1 kHz, against a closed form),
     across block boundaries, whatever the quaternions' signs; with the twist given, its derivative."""
-    from rnea_cli.derive import base_twist, derivative
+    from rnea_cli.trajectory.derive import base_twist, derivative
 
     t = np.arange(1000) * 1e-3
     pose, twist, dtwist = analytic_base(t)
@@ -173,7 +173,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
         flipped[f"q_base_{c}"] = sign * pose_only[f"q_base_{c}"]
     np.testing.assert_allclose(torques("flipped.csv", flipped)[1], derived, rtol=0, atol=1e-9)
     # many small blocks: the same numbers as one, up to the rounding of BLAS on other sample counts
-    reader = importlib.import_module("rnea_cli.sources.csvfile")
+    reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
     monkeypatch.setattr(reader, "BLOCK_BYTES", 5000)
     np.testing.assert_allclose(torques("pose.csv")[1], derived, rtol=0, atol=1e-9)
     np.testing.assert_allclose(torques("flipped.csv")[1], derived, rtol=0, atol=1e-9)
@@ -190,7 +190,7 @@ def test_base_twist_from_the_pose(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("path", corpus_params(["panda", "baxter"]))
 def test_mimic_on_by_default_and_off(path, tmp_path):
-    from rnea_cli.model import Coordinates
+    from rnea_cli.model.tree import Coordinates
 
     path = need_corpus(path)
     model = load(path)
@@ -336,7 +336,7 @@ def test_wrenches_across_fixed_joints(path, tmp_path):
     """--fixed: the fixed joints' wrenches after the movable ones', against Pinocchio with each
     fixed joint made a revolute one held at 0; panda's mimic finger (on by default) and a world-frame
     wrench on the last link included."""
-    from rnea_cli.model import Coordinates
+    from rnea_cli.model.tree import Coordinates
 
     path = need_corpus(path)
     model, kept = load(path), load(path, fixed_joints=True)
@@ -369,9 +369,9 @@ def test_fixed_joints_change_no_torque_and_their_overflow_is_an_error(tmp_path):
     """Computed with its fixed joints kept (--fixed), a robot's torques are the folded model's; a
     wrench so large that only a fixed joint's wrench overflows is an input error, not a NaN."""
     from rnea_cli import load_urdf
-    from rnea_cli.model import Coordinates
-    from rnea_cli.pipeline import FixedJoints, Pipeline
-    from rnea_cli.trajectory import open_trajectory
+    from rnea_cli.model.tree import Coordinates
+    from rnea_cli.run.pipeline import FixedJoints, Pipeline
+    from rnea_cli.trajectory.open import open_trajectory
 
     # arm7 on a mount: a fixed joint before the movable ones, and one after (arm7_joint_ee)
     root = model_root(ROBOTS / "arm7.urdf")

@@ -90,7 +90,7 @@ def test_tau_is_linear_in_qdd(model):
 def test_static_gravity_torque_is_the_gradient_of_potential_energy():
     """At rest, tau = dV/dq with V = -m g . c_total, checked by central differences."""
     model = load_urdf(ROBOTS / "arm7.urdf")
-    from rnea_cli import spatial
+    from rnea_cli.dynamics import spatial
 
     def potential(q):
         V, H = 0.0, [None] * model.n

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import ROBOTS, run, run_measured
 from rnea_cli import TrajectoryError, load_urdf
-from rnea_cli.trajectory import open_trajectory
+from rnea_cli.trajectory.open import open_trajectory
 
-reader = importlib.import_module("rnea_cli.sources.csvfile")
+reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
 PLANAR = load_urdf(ROBOTS / "planar2.urdf")
 
 

@@ -7,10 +7,10 @@ import pytest
 
 from conftest import ROBOTS
 from rnea_cli import load_urdf
-from rnea_cli.derive import derivative
-from rnea_cli.trajectory import open_trajectory
+from rnea_cli.trajectory.derive import derivative
+from rnea_cli.trajectory.open import open_trajectory
 
-reader = importlib.import_module("rnea_cli.sources.csvfile")
+reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
 
 
 def nonuniform_grid(n, seed=0):
@@ -91,7 +91,7 @@ def test_a_given_rates_time_may_repeat_but_never_go_back(tmp_path):
     import polars as pl
 
     from conftest import run
-    from rnea_cli.sources.csvfile import BLOCK_BYTES
+    from rnea_cli.trajectory.sources.csvfile import BLOCK_BYTES
 
     frame = pl.read_csv(ROBOTS / "arm7_traj.csv")
     assert any(c.startswith("qdd_") for c in frame.columns)
@@ -139,7 +139,7 @@ def test_the_smoothing_solve_is_the_cholesky_solution():
     LAPACK solve on random positive definite systems, and its refusal of a singular one."""
     import pytest
 
-    from rnea_cli.smoothing import solve_positive
+    from rnea_cli.trajectory.smoothing import solve_positive
 
     rng = np.random.default_rng(4)
     A = rng.normal(size=(50, 4, 4))

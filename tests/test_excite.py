@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 
 from conftest import ARM, ROBOTS, run
-from rnea_cli import excite as ex
-from rnea_cli import limits as L
+from rnea_cli.run.answers import excite as ex
+from rnea_cli.run import limits as L
 from rnea_cli import load_urdf
-from rnea_cli.model import Coordinates
+from rnea_cli.model.tree import Coordinates
 
 
 def _problem(path=ARM, period=4.0, harmonics=4, margin=0.9, acceleration=None, overrides=None):

@@ -5,7 +5,8 @@ import pytest
 
 from conftest import CORPUS, load, need_corpus
 from random_urdf import random_urdf
-from rnea_cli import base_parameters, identify, load_urdf
+from rnea_cli import base_parameters, load_urdf
+from rnea_cli.run.answers import identify
 
 INERTIAL = ('<inertial><origin xyz="{c}" rpy="0.1 0.2 0.3"/><mass value="{m}"/>'
             '<inertia ixx="0.03" ixy="0.001" ixz="0.002" iyy="0.04" iyz="0.003" izz="0.05"/></inertial>')
@@ -270,7 +271,7 @@ def marked_up(xml):
 
 
 def test_the_identified_urdf_changes_only_inertials_and_dynamics():
-    from rnea_cli.identify_urdf import identified_urdf
+    from rnea_cli.outputs.identified_urdf import identified_urdf
 
     xml = marked_up(chain_urdf(["0 0 0", "0 0 0.5", "0.1 0 0.4"], tool=True))
     model = load_urdf(xml)
@@ -289,7 +290,7 @@ def test_the_identified_urdf_changes_only_inertials_and_dynamics():
 def test_numbers_are_written_with_every_digit_they_need():
     from lxml import etree
 
-    from rnea_cli.identify_urdf import identified_urdf
+    from rnea_cli.outputs.identified_urdf import identified_urdf
 
     model = load_urdf(chain_urdf(["0 0 1"]))
     layout = identify.layout(model)
@@ -303,7 +304,7 @@ def test_numbers_are_written_with_every_digit_they_need():
 
 
 def test_a_shared_robot_written_back_reloads_with_the_identified_parameters():
-    from rnea_cli.identify_urdf import identified_urdf
+    from rnea_cli.outputs.identified_urdf import identified_urdf
 
     path = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None)
     model = load(path)

@@ -1,12 +1,15 @@
-"""The package's imports form no circle (issue 24): each module's rnea_cli imports, read from its
-syntax (those inside functions too), make a graph without cycles, but for the one listed, which
-the model cache and the record of the current file still make (batch mode's state)."""
+"""The package's imports (issue 24): the layers import only downward, as import-linter's contracts
+in pyproject.toml say, every subpackage is a layer, and each module's rnea_cli imports, read from
+its syntax (those inside functions too), make a graph without cycles."""
 
 import ast
 
-from conftest import ROOT
+try:
+    import tomllib
+except ImportError:  # Python 3.10: import-linter's own dependency
+    import tomli as tomllib
 
-KNOWN = [{"rnea_cli.cli.batch", "rnea_cli.cli.common"}]  # to go with their module-level state
+from conftest import ROOT
 
 
 def _graph():
@@ -70,8 +73,28 @@ def _cycles(graph):
 
 def test_the_package_has_no_import_circle():
     cycles = _cycles(_graph())
-    assert [c for c in cycles if c not in KNOWN] == []
+    assert cycles == []
 
 
 def test_the_circle_finder_finds_a_circle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def _contracts():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+
+
+def test_the_layers_import_only_downward(capsys):
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0, \
+        capsys.readouterr().out
+
+
+def test_every_subpackage_is_a_layer_and_every_module_beside_them_is_below_them():
+    layers, beside = (next(c for c in _contracts() if c["type"] == kind) for kind in ("layers", "forbidden"))
+    package = ROOT / "rnea_cli"
+    folders = {f"rnea_cli.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    modules = {f"rnea_cli.{p.stem}" for p in package.glob("*.py") if p.name != "__init__.py"}
+    assert set(layers["layers"]) == folders
+    assert set(beside["source_modules"]) == modules and set(beside["forbidden_modules"]) == folders

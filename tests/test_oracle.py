@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from conftest import corpus_params, load, need_corpus
 from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_base, random_motion
 from random_urdf import random_urdf
-from rnea_cli import engine, load_urdf, rnea, rnea_reference
+from rnea_cli.dynamics import engine
+from rnea_cli import load_urdf, rnea, rnea_reference
 
 GRAVITIES = [pytest.param((0.0, 0.0, -9.81), id="gravity"), pytest.param((0.0, 0.0, 0.0), id="no-gravity"),
              pytest.param((1.3, -2.2, -9.0), id="oblique-gravity")]

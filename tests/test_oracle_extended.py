@@ -12,8 +12,8 @@ from oracle import (assert_matches, fixed_as_revolute, pin_configuration, pin_fu
                     pin_loadable_xml, pin_model, random_base, random_motion, widen)
 from random_urdf import random_urdf
 from rnea_cli import URDFWarning, URDFError, load_urdf
-from rnea_cli.kinematics import body_placements, link_wrenches_to_bodies
-from rnea_cli.engine import inverse_dynamics
+from rnea_cli.dynamics.kinematics import body_placements, link_wrenches_to_bodies
+from rnea_cli.dynamics.engine import inverse_dynamics
 
 FREE = ["solo12", "anymal_c", "cassie", "simple_humanoid", "romeo", "romeo_laas_small"]
 
@@ -143,7 +143,7 @@ def test_world_frame_wrenches_match_pinocchio(path):
 @pytest.mark.parametrize("path", corpus_params(["solo12", "panda"]))
 def test_placements_and_world_wrenches_over_several_chunks(path, monkeypatch):
     """Chunks of 4 samples for 11: every later chunk gets its own rows of q, pose and wrenches."""
-    monkeypatch.setattr(importlib.import_module("rnea_cli.kinematics"), "CHUNK", 4)
+    monkeypatch.setattr(importlib.import_module("rnea_cli.dynamics.kinematics"), "CHUNK", 4)
     path = need_corpus(path)
     for check in (check_placements, world_wrench_torques):
         fixed_and_free(functools.partial(check, N=11), pin_loadable_xml(path), 41, path.stem in FREE, load(path))
@@ -151,7 +151,7 @@ def test_placements_and_world_wrenches_over_several_chunks(path, monkeypatch):
 
 def test_no_wrenches_no_placements(monkeypatch):
     """Without wrench columns nothing is computed for them, in either frame."""
-    kinematics = importlib.import_module("rnea_cli.kinematics")
+    kinematics = importlib.import_module("rnea_cli.dynamics.kinematics")
     monkeypatch.setattr(kinematics, "_placements", lambda *a: pytest.fail("placements computed"))
     model = load_urdf(random_urdf(7)[0])
     q = np.zeros((5, model.n))
@@ -263,8 +263,8 @@ def test_mimic_joints(path):
     """Followers move with their leaders and their torque is reflected to them. Against Pinocchio's
     mimic model where it loads (panda, pr2, baxter), and for every robot against Pinocchio's model
     without mimic, driven with the followers' motion (romeo: Pinocchio 4.1 refuses it with mimic)."""
-    from rnea_cli.model import Coordinates
-    from rnea_cli.engine import rnea
+    from rnea_cli.model.tree import Coordinates
+    from rnea_cli.dynamics.engine import rnea
 
     path = need_corpus(path)
     model = load(path)
@@ -293,7 +293,7 @@ def test_mimic_joints(path):
 
 
 def test_mimic_offset_and_chain():
-    from rnea_cli.model import Coordinates
+    from rnea_cli.model.tree import Coordinates
 
     links = "".join(f'<link name="l{k}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" '
                     f'iyz="0" izz="1"/></inertial></link>' for k in range(4))
@@ -387,7 +387,7 @@ def test_floating_joint_in_the_urdf_matches_pinocchio():
 
 
 def test_chunks_do_not_change_floating_base_wrenches_or_fext(monkeypatch):
-    engine = importlib.import_module("rnea_cli.engine")
+    engine = importlib.import_module("rnea_cli.dynamics.engine")
     xml, _ = random_urdf(301)
     model = load_urdf(xml)
     rng = np.random.default_rng(2)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import ROBOTS, run
-from rnea_cli import writers
+from rnea_cli.outputs import writers
 
 PLANAR, PLANAR_CSV = ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv"
 ARM, ARM_MEASURED = ROBOTS / "arm7.urdf", ROBOTS / "arm7_measured.csv"
@@ -228,7 +228,7 @@ def test_a_file_with_a_write_bit_is_written_by_root_as_by_its_owner(tmp_path, wa
 
 def rnea(*args, way="unnamed", umask=0o022):
     """`rnea ARGS` in a real process with this umask (and, way 'temp', the hidden temp file)."""
-    code = ("from rnea_cli import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
+    code = ("from rnea_cli.outputs import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
         "from rnea_cli.cli import run; run()"
     old = os.umask(umask)
     try:

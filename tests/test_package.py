@@ -20,10 +20,10 @@ def test_the_command_line_starts_without_numpy_or_lxml():
     assert out == "[]"
 
 
-@pytest.mark.parametrize("first", ["import rnea_cli.engine", "from rnea_cli.engine import GRAVITY",
+@pytest.mark.parametrize("first", ["import rnea_cli.dynamics.engine", "from rnea_cli.dynamics.engine import GRAVITY",
                                    "import rnea_cli", "from rnea_cli import inverse_dynamics"])
 def test_rnea_cli_rnea_is_the_function_whatever_was_imported_first(first):
-    """The engine lives in rnea_cli.engine; no module is named rnea_cli.rnea, so the name is only the function."""
+    """The engine lives in rnea_cli.dynamics.engine; no module is named rnea_cli.rnea, so the name is only the function."""
     out = python(f"{first}\nimport importlib.util, types, rnea_cli\nfrom rnea_cli import rnea\n"
                  "print(callable(rnea_cli.rnea), rnea is rnea_cli.rnea, isinstance(rnea, types.FunctionType),\n"
                  "      importlib.util.find_spec('rnea_cli.rnea') is None)")

@@ -102,7 +102,7 @@ def test_a_long_run_gives_a_small_report(tmp_path):
     pixel = abs(box["v1"] - box["v0"]) / abs(box["y1"] - box["y0"])
     assert len(ys) > 10 and abs(max(drawn) - q[:, 1].max()) <= pixel  # the spike is drawn at its height
     assert q[:, 1].max() > np.sort(q[:, 1])[-2] + 1.5 * pixel  # and stands out above every other sample
-    from rnea_cli.pictures.series import MinMax
+    from rnea_cli.outputs.pictures.series import MinMax
 
     series = MinMax(600)
     for start in range(0, N, 16_384):
@@ -210,7 +210,7 @@ def test_markdown_for_a_job_summary(tmp_path):
 
 
 def test_sparklines_keep_every_peak():
-    from rnea_cli.report import Sparklines
+    from rnea_cli.outputs.report import Sparklines
 
     sparks = Sparklines([2.0, 0.0], width=10)
     x = np.zeros((10_000, 2))

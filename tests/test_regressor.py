@@ -9,7 +9,8 @@ from conftest import corpus_params, load, need_corpus
 from oracle import (assert_matches, pin_configuration, pin_loadable_xml, pin_model, random_base, random_motion,
                     swap_halves)
 from random_urdf import random_urdf
-from rnea_cli import engine, inertial, load_urdf, regressor
+from rnea_cli.dynamics import engine, inertial
+from rnea_cli import load_urdf, regressor
 
 TREES = [seed for seed in range(30) if random_urdf(seed)[1] > 0][:24]  # trees with a movable joint
 

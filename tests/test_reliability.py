@@ -126,7 +126,7 @@ def test_odd_documents_are_one_line(tmp_path, name, data, needle):
     ("zero.json", '{"time": [-0, 1, 2], "q": {"shoulder": [-0, 0, -0], "elbow": [0, 1, 2]}}'),
 ])
 def test_a_negative_zero_written_as_an_integer_keeps_its_sign(tmp_path, name, data):
-    from rnea_cli.safeload import load
+    from rnea_cli.model.safeload import load
 
     doc = load(data.encode(), name, name.rsplit(".", 1)[1])
     assert [math.copysign(1, x) for x in doc["q"]["shoulder"]] == [-1, 1, -1]
@@ -344,7 +344,7 @@ def test_big_integers_in_parquet_read_as_the_nearest_double(tmp_path):
         # read, and refused as an angle: beyond 2^27 rad its cos and sin are not the engine's to give
         assert result.exit_code == 2 and f"row 3: q of elbow is {float(big)!r} rad" in result.stderr, result.stderr
         from rnea_cli import load_urdf
-        from rnea_cli.sources import open_source
+        from rnea_cli.trajectory.sources import open_source
 
         chunks = list(open_source(tmp_path / "big.parquet", load_urdf(PLANAR)).chunks)
         assert chunks[-1].q[-1, 1] == float(big)  # the nearest double, as CSV reads the same digits

@@ -20,12 +20,14 @@ import pytest
 from conftest import CORPUS, ROOT, corpus_params, need_corpus
 from oracle import random_base, random_motion
 from random_urdf import random_urdf
-from rnea_cli import engine, load_urdf
-from rnea_cli.kinematics import body_placements
+from rnea_cli.dynamics import engine
+from rnea_cli import load_urdf
+from rnea_cli.dynamics.kinematics import body_placements
 
 # The modules whose arithmetic reaches the torques, the joint and base wrenches and the placements,
 # and what the trajectory's q, qd, qdd are made of (derived rates, a floating base, --smooth)
-NUMERIC = ("engine.py", "spatial.py", "kinematics.py", "derive.py", "smoothing.py")
+NUMERIC = ("dynamics/engine.py", "dynamics/spatial.py", "dynamics/kinematics.py", "trajectory/derive.py",
+           "trajectory/smoothing.py")
 # numpy calls whose result can differ by CPU (a BLAS kernel, a SIMD or libm transcendental) or by
 # the length of the call (a pairwise or vectorised reduction)
 VARYING = {"matmul", "dot", "vdot", "inner", "einsum", "tensordot", "linalg", "sum", "prod", "mean", "cumsum",
@@ -117,7 +119,7 @@ def test_placements_are_the_same_bits_in_any_chunk(monkeypatch):
     q = random_motion(rng, 300, model.n)[0]
     base = random_base(rng, 300)[0]
     whole = body_placements(model, q, base)
-    monkeypatch.setattr("rnea_cli.kinematics.CHUNK", 7)
+    monkeypatch.setattr("rnea_cli.dynamics.kinematics.CHUNK", 7)
     for b, (R, p) in body_placements(model, q, base).items():
         np.testing.assert_array_equal(R, whole[b][0])
         np.testing.assert_array_equal(p, whole[b][1])
@@ -135,8 +137,9 @@ import numpy as np, threadpoolctl
 sys.path.insert(0, sys.argv[1])
 from oracle import random_base, random_motion
 from random_urdf import random_urdf
-from rnea_cli import engine, load_urdf, spatial
-from rnea_cli.kinematics import body_placements
+from rnea_cli import load_urdf
+from rnea_cli.dynamics import engine, spatial
+from rnea_cli.dynamics.kinematics import body_placements
 
 digest = hashlib.sha256()
 rng = np.random.default_rng(7)
@@ -152,7 +155,7 @@ for model in models:
                     digest.update(np.ascontiguousarray(x).tobytes())
         for R, p in body_placements(model, motion[0], base[0]).values():
             digest.update(R.tobytes() + p.tobytes())
-from rnea_cli.smoothing import fit
+from rnea_cli.trajectory.smoothing import fit
 t = np.cumsum(rng.uniform(0.001, 0.003, 3000))
 for x in fit(t, rng.normal(size=(3000, 4)), 0.02, np.arange(20, 2980)):  # --smooth's cubic fits
     digest.update(np.ascontiguousarray(x).tobytes())
@@ -250,7 +253,7 @@ def test_an_angle_beyond_the_exact_reduction_is_refused(tmp_path):
     """Beyond spatial.MAX_ANGLE the engine's cos and sin are not (at 1e17 rad, |sin| > 1): the
     library raises, the CLI names the line and the joint, exit 2."""
     from conftest import run
-    from rnea_cli import spatial
+    from rnea_cli.dynamics import spatial
 
     model = load_urdf(str(ROOT / "robots" / "planar2.urdf"))
     q = np.zeros((3, model.n))

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROBOTS, open_files, run
 from rnea_cli import check_frame, load_urdf, torques_frame
-from rnea_cli.actuators import Drive
+from rnea_cli.run.actuators import Drive
 
 ARM = ROBOTS / "arm7.urdf"
 ARM_CSV = ROBOTS / "arm7_traj.csv"
@@ -52,11 +52,11 @@ def test_many_files_give_the_bytes_of_one_at_a_time(tmp_path, inputs):
 
 
 def test_many_files_read_their_robot_once_and_a_later_run_reads_it_again(tmp_path, inputs, monkeypatch):
-    import rnea_cli.robot
+    import rnea_cli.model.robot
 
     loads = []
-    load_robot = rnea_cli.robot.load_robot
-    monkeypatch.setattr(rnea_cli.robot, "load_robot", lambda *a, **k: loads.append(a) or load_robot(*a, **k))
+    load_robot = rnea_cli.model.robot.load_robot
+    monkeypatch.setattr(rnea_cli.model.robot, "load_robot", lambda *a, **k: loads.append(a) or load_robot(*a, **k))
     robot = tmp_path / "arm.urdf"
     robot.write_text(ARM.read_text())
     result = run("torques", robot, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
@@ -68,14 +68,14 @@ def test_many_files_read_their_robot_once_and_a_later_run_reads_it_again(tmp_pat
     result = run("torques", robot, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == 0 and len(loads) == 2
     assert (tmp_path / "out" / "a.csv").read_text() != first
-    from rnea_cli.cli import common  # within one batch, a file changed on disk is read again (the key: its stat)
+    from rnea_cli.run.session import Models, RunOptions  # a file changed on disk is read again (the key: its stat)
 
-    monkeypatch.setattr(common, "MODELS", {})
-    options = {"robot": str(robot), "xacro_args": (), "package_paths": ()}
-    heavy = common.load_model(options, None, fixed_joints=True)
-    assert common.load_model(options, None, fixed_joints=True) is heavy
+    models, options = Models(), RunOptions()
+    heavy = models.load(str(robot), options, fixed_joints=True)
+    assert models.load(str(robot), options, fixed_joints=True) is heavy
+    assert models.load(str(robot), options) is not heavy  # (folded: another model)
     robot.write_text(ARM.read_text())
-    assert common.load_model(options, None, fixed_joints=True) is not heavy
+    assert models.load(str(robot), options, fixed_joints=True) is not heavy
 
 
 def test_check_over_many_files(tmp_path, inputs):
@@ -115,12 +115,12 @@ def test_reports_and_plots_of_many_files_in_workers_are_those_of_one_at_a_time(t
 
 
 def test_a_bug_in_one_file_of_many_is_exit_70_and_failed(tmp_path, inputs, monkeypatch):
-    import rnea_cli.pipeline
+    import rnea_cli.run.pipeline
 
     def broken(self, chunk, traj):
         raise AssertionError("a bug")
 
-    monkeypatch.setattr(rnea_cli.pipeline.Pipeline, "compute", broken)
+    monkeypatch.setattr(rnea_cli.run.pipeline.Pipeline, "compute", broken)
     result = run("torques", ARM, *inputs, "--output-dir", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == 70, result.stderr  # before the bad input's 2: a bug of ours is never green
     assert [line.split()[-1] for line in result.stderr.splitlines()[-4:]] == ["failed", "failed", "failed", "input"]
@@ -141,9 +141,9 @@ def test_a_bad_rnea_threads_is_refused_with_many_files_too(tmp_path, inputs, mon
 
 
 def test_ctrl_c_with_one_job_stops_the_whole_run(tmp_path, inputs, monkeypatch):
-    import rnea_cli.pipeline
+    import rnea_cli.run.pipeline
 
-    compute, seen = rnea_cli.pipeline.Pipeline.compute, []
+    compute, seen = rnea_cli.run.pipeline.Pipeline.compute, []
 
     def interrupted(self, chunk, traj):
         seen.append(traj.label)
@@ -151,7 +151,7 @@ def test_ctrl_c_with_one_job_stops_the_whole_run(tmp_path, inputs, monkeypatch):
             raise KeyboardInterrupt
         return compute(self, chunk, traj)
 
-    monkeypatch.setattr(rnea_cli.pipeline.Pipeline, "compute", interrupted)
+    monkeypatch.setattr(rnea_cli.run.pipeline.Pipeline, "compute", interrupted)
     result = run("torques", ARM, *inputs[:3], "--output-dir", tmp_path / "out", "--jobs", "1")
     assert result.exit_code == 130 and "rnea: interrupted" in result.stderr
     assert sorted(set(seen)) == [str(p) for p in inputs[:2]]  # the third file never started
@@ -395,7 +395,7 @@ def test_the_rms_has_the_same_bits_whatever_the_chunks(monkeypatch, tmp_path):
     outputs = []
     for block_bytes in (None, 3000, 777):
         if block_bytes:
-            monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.sources.csvfile"), "BLOCK_BYTES",
+            monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.trajectory.sources.csvfile"), "BLOCK_BYTES",
                                 block_bytes)
         result = run("check", ARM, ARM_CSV, "--limits", limits, "--actuators", DRIVES, "--format", "json")
         outputs.append([(c["value"], c["utilisation"], c["worst_time"]) for c in json.loads(result.stdout)["checks"]
@@ -493,7 +493,7 @@ def test_running_sums_have_the_same_bits_whatever_the_chunks():
     import math
     from types import SimpleNamespace
 
-    from rnea_cli.stats import Energy, Peaks
+    from rnea_cli.run.stats import Energy, Peaks
 
     rng = np.random.default_rng(5)
     t = np.cumsum(rng.uniform(0.001, 0.002, 1000))
@@ -520,7 +520,7 @@ def test_thermal_windows_have_the_same_bits_whatever_the_chunks():
     """The RMS over every 0.5 s window of 20000 jittered samples, fed in one chunk, in chunks of
     1, 7, 333 and 5000 samples, or of 3: the same bits (it differed at 19267 of 19499 windows), and
     the mean of the window's squares to round-off."""
-    from rnea_cli.stats import ThermalWindow
+    from rnea_cli.run.stats import ThermalWindow
 
     rng = np.random.default_rng(3)
     t = np.cumsum(rng.uniform(0.0005, 0.0015, 20_000))

@@ -200,7 +200,7 @@ def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
 def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
     """A macro that calls itself twice, 30 levels deep, would run for hours: it is stopped at the
     time limit (made short here), with one line."""
-    from rnea_cli import xacro_expand
+    from rnea_cli.model import xacro_expand
 
     monkeypatch.setattr(xacro_expand, "TIMEOUT", 2.0)
     levels = "".join(f'<xacro:macro name="m{k}"><xacro:m{k + 1}/><xacro:m{k + 1}/></xacro:macro>' for k in range(30))
@@ -257,7 +257,7 @@ def test_resampling_interpolates_every_column_linearly(tmp_path, monkeypatch, bl
     given q, qd, qdd on t0 + k/150, in one block or many."""
     from oracle import pin_model, pin_rnea
 
-    reader = __import__("importlib").import_module("rnea_cli.sources.csvfile")
+    reader = __import__("importlib").import_module("rnea_cli.trajectory.sources.csvfile")
     rng = np.random.default_rng(5)
     t = np.arange(120) / 100 + rng.uniform(-0.003, 0.003, 120)
     q, qd, qdd = (rng.uniform(-1, 1, (120, MODEL.n)) for _ in range(3))
@@ -280,8 +280,8 @@ def test_resampling_interpolates_every_column_linearly(tmp_path, monkeypatch, bl
 def test_smoothing_streams_exactly_and_fits_cubics_exactly(tmp_path, monkeypatch):
     """Blocks of a few hundred bytes give the bits one block gives; a cubic motion on jittered
     stamps gives its own q, qd, qdd (the fit's polynomial is the motion's)."""
-    reader = __import__("importlib").import_module("rnea_cli.sources.csvfile")
-    from rnea_cli.trajectory import open_trajectory
+    reader = __import__("importlib").import_module("rnea_cli.trajectory.sources.csvfile")
+    from rnea_cli.trajectory.open import open_trajectory
 
     rng = np.random.default_rng(3)
     t = np.arange(400) / 100 + rng.uniform(-0.002, 0.002, 400)
@@ -354,7 +354,7 @@ def test_an_epoch_nanosecond_time_gives_the_torques_of_seconds_from_zero(tmp_pat
     import pyarrow.parquet as pq
     import yaml
 
-    from rnea_cli.sources import csvfile, tables
+    from rnea_cli.trajectory.sources import csvfile, tables
 
     k, q = kilohertz_positions()
     expected = torques(ARM, positions_csv(tmp_path / "zero.csv", [repr(t / 1000) for t in k], q))
@@ -423,7 +423,7 @@ def test_a_frame_counted_from_its_clock_time_gives_its_own_time_back():
     import pyarrow as pa
 
     from rnea_cli.errors import RneaError
-    from rnea_cli.dataframes import check_frame, torques_frame
+    from rnea_cli.run.dataframes import check_frame, torques_frame
 
     k, q = kilohertz_positions()
     k = np.array(k)
@@ -497,7 +497,7 @@ def test_tiny_record_batches_are_read_in_blocks_of_the_usual_size(tmp_path, monk
     of BATCH_ROWS rows, so the time taken goes by rows, not batches; the torques those of the CSV."""
     import pyarrow as pa
 
-    from rnea_cli.sources import tables
+    from rnea_cli.trajectory.sources import tables
 
     monkeypatch.setattr(tables, "BATCH_ROWS", 150)
     table = pl.read_csv(ARM_CSV).to_arrow()
@@ -509,8 +509,8 @@ def test_tiny_record_batches_are_read_in_blocks_of_the_usual_size(tmp_path, monk
         sizes = [len(c) for c in open_source_chunks(source)]
         assert sizes == [150, 150, 101], sizes
         assert torques(ARM, source) == torques(ARM, ARM_CSV)
-    from rnea_cli.model import Coordinates
-    from rnea_cli.sources.layout import ColumnNames, Layout
+    from rnea_cli.model.tree import Coordinates
+    from rnea_cli.trajectory.sources.layout import ColumnNames, Layout
 
     coords = Coordinates(MODEL)
     layout = Layout(coords)
@@ -520,7 +520,7 @@ def test_tiny_record_batches_are_read_in_blocks_of_the_usual_size(tmp_path, monk
 
 
 def open_source_chunks(path):
-    from rnea_cli.sources import open_source
+    from rnea_cli.trajectory.sources import open_source
 
     return open_source(path, MODEL).chunks
 

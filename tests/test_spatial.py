@@ -5,7 +5,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from rnea_cli import spatial
+from rnea_cli.dynamics import spatial
 
 vec3 = arrays(np.float64, 3, elements=st.floats(-10, 10))
 vec6 = arrays(np.float64, 6, elements=st.floats(-10, 10))
@@ -111,7 +111,7 @@ def test_the_engines_body_force_is_i_a_plus_v_cross_i_v(m, c, moments, v, a):
     non-physical) inertia."""
     from types import SimpleNamespace
 
-    from rnea_cli import engine
+    from rnea_cli.dynamics import engine
 
     Ic = np.array([[moments[0], moments[3], moments[4]], [moments[3], moments[1], moments[5]],
                    [moments[4], moments[5], moments[2]]])

@@ -407,7 +407,7 @@ def test_times_of_a_log_stamped_in_seconds_since_1970_tell_samples_apart(tmp_pat
     """Six significant digits would show 1.7e+09 for every peak (and 12345.5 for 12345.52). A
     clock time is counted from its first value (doubles of 1.7e9 s are 238 ns apart), which a note
     gives: the reports are those of the same log counted from 0."""
-    from rnea_cli.report import time_text
+    from rnea_cli.outputs.report import time_text
 
     assert [time_text(t) for t in (0.0125, 999.125, 12345.52, -12345.52, float("nan"))] == \
         ["0.0125", "999.125", "12345.520", "-12345.520", "—"]

@@ -114,7 +114,7 @@ def test_fixed_joint_folds_inertia_with_rotation_and_parallel_axis():
     # c's inertial sits 1 m along c's x, which is b's y
     child = child.replace("<mass", '<origin xyz="1 0 0"/><mass')
     model = load_urdf(robot(*GOOD, child, fixed))
-    from rnea_cli import spatial
+    from rnea_cli.dynamics import spatial
     m, c, Ic = spatial.mass_properties(model.inertia[0])
     assert m == 3.0
     np.testing.assert_allclose(c, [0, 2 / 3, 0], atol=1e-15)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from conftest import ROBOTS, open_files
-from rnea_cli import writers
-from rnea_cli.writers import TableWriter
+from rnea_cli.outputs import writers
+from rnea_cli.outputs.writers import TableWriter
 
 doubles = arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 4)),
                  elements=st.floats(allow_nan=False, allow_infinity=False, width=64))
@@ -127,7 +127,7 @@ def start_writing(tmp_path, extra=(), name="out.csv", way="unnamed"):
     partly written: (the process, the path of the file being written). way
     'temp': into a hidden temp file, as where there is no O_TMPFILE."""
     rows = "".join(f"{k * 1e-3!r},{k * 1e-4!r},{-k * 1e-4!r}\n" for k in range(400_000))  # ~11 MB
-    code = ("from rnea_cli import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
+    code = ("from rnea_cli.outputs import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
         "from rnea_cli.cli import run; run()"
     proc = subprocess.Popen([sys.executable, "-c", code, "torques",
                              str(ROBOTS / "planar2.urdf"), "-", "--input-format", "csv", "-o",
@@ -203,7 +203,7 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when)
     fmt = "parquet"
     import gc
 
-    from rnea_cli.writers import TableWriter
+    from rnea_cli.outputs.writers import TableWriter
 
     class Interrupted:  # the last block's future, waited for by close() when Ctrl-C comes
         def __init__(self, job):

@@ -14,8 +14,8 @@ import pytest
 from lxml import etree
 
 from conftest import run
-from rnea_cli import sandbox, safe_eval
-from rnea_cli.xacro_expand import expand
+from rnea_cli.model import sandbox, safe_eval
+from rnea_cli.model.xacro_expand import expand
 
 XACRO = 'xmlns:xacro="http://www.ros.org/wiki/xacro"'
 
@@ -347,7 +347,7 @@ def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
     what is allowed."""
     import platform
 
-    from rnea_cli import xacro_expand
+    from rnea_cli.model import xacro_expand
 
     abi = sandbox.landlock_abi()
     if abi == 0:

@@ -6,8 +6,8 @@ import click
 
 from .group import main
 from .check import limit_check
-from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, say,
-                     trajectory_options, vector3)
+from .common import make_console, open_run, say
+from .options import actuator_options, limit_options, quiet_option, trajectory_options, vector3
 
 ACTUATORS_HELP = "YAML per joint (as for check): effort includes friction and armature; motor limits count."
 FRICTION_HELP = "Effort includes the URDF's <dynamics damping friction>."
@@ -38,7 +38,7 @@ def _line(text):
 
 
 def _place(limiting, has_time):
-    from ..report import time_text
+    from ..outputs.report import time_text
 
     if limiting is None:
         return ""
@@ -51,7 +51,7 @@ def _place(limiting, has_time):
 
 def _highest_use(check):
     worst = max(check.checks, key=lambda c: c.utilisation, default=None)
-    from ..report import percent
+    from ..outputs.report import percent
 
     return "no limit to check" if worst is None else f"{percent(worst.utilisation)} ({worst.joint} {worst.quantity})"
 
@@ -72,8 +72,8 @@ def _highest_use(check):
 def payload(link, at, box, static, fmt, friction, actuators_file, quiet, **options):
     """The heaviest payload on LINK for which every limit holds along the whole motion (exit 1 if the
     motion breaks a limit already without payload)."""
-    from ..answers.payload import MAX_PAYLOAD, PayloadSolver, unit_model
-    from ..pipeline import Pipeline
+    from ..run.answers.payload import MAX_PAYLOAD, PayloadSolver, unit_model
+    from ..run.pipeline import Pipeline
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, static=static)
@@ -120,7 +120,7 @@ def _first(check):
 def scale(fmt, friction, actuators_file, quiet, **options):
     """How much faster (or slower) the same path may run within every limit: the largest uniform
     time-scaling factor (exit 1 if it is below 1: the planned speed is not feasible)."""
-    from ..answers.scale import MAX_FACTOR, ScaleSolver
+    from ..run.answers.scale import MAX_FACTOR, ScaleSolver
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
@@ -167,10 +167,10 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
 
     import numpy as np
 
-    from .. import writers
-    from ..answers.compare import Comparison, current_factors, measured_torque
-    from ..columns import Table
-    from ..report import comparison_csv, comparison_table
+    from ..outputs import writers
+    from ..run.answers.compare import Comparison, current_factors, measured_torque
+    from ..run.columns import Table
+    from ..outputs.report import comparison_csv, comparison_table
 
     if max_rms is not None and not 0 <= max_rms < float("inf"):
         raise click.BadParameter(f"{max_rms!r} is not a finite number of at least 0", param_hint="--max-rms")
@@ -216,7 +216,7 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
         click.echo(comparison_csv(joints), nl=False)
     else:
         stdout = make_console(stderr=False)
-        from ..report import print_whole
+        from ..outputs.report import print_whole
 
         print_whole(stdout, comparison_table(coords, joints, plain=not stdout.is_terminal))
         say(stdout, f"{stats.count} sample{'s' if stats.count != 1 else ''}; model effort = tau" + "".join(f" + {t}" for t in

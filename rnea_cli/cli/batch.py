@@ -12,10 +12,9 @@ import sys
 import click
 
 from ..errors import RneaError, printable
-from ..workers import one_thread, parallel, usable_cores
+from ..workers import parallel, usable_cores
 from . import common
 
-CURRENT = {}  # what the command of a worker opened: {"run": Run, "check": LimitCheck}
 WRITES = {"torques": "csv", "wrenches": "csv", "compare": "csv", "report": "html", "plot": "png"}
 OPTIONAL = {"compare"}  # writes (its residuals) only when asked: with --output-dir
 
@@ -46,7 +45,7 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
     _read_once(files, params)
-    from .. import writers
+    from ..outputs import writers
 
     if output_dir is not None:
         writers.make_folder(output_dir)
@@ -114,26 +113,20 @@ def _openable_anywhere(path):
 
 def _run_all(work, jobs, here=()):
     """The results of the work, in order: in `jobs` worker processes, or here for one job; the
-    jobs of `here` (indices) in this process, one after another, while the workers run."""
-    saved = os.environ.get("RNEA_THREADS")
-    one_thread()  # here too: with several files the parallel work is the files'
-    common.MODELS = {}  # the robot read once per process (forked workers start with the parent's)
+    jobs of `here` (indices) in this process, one after another, while the workers run. Each
+    process reads the robot once (its own cache) and runs the engine on one thread: the parallel
+    work is the files'."""
+    from ..run.session import Models
+
+    one = functools.partial(_one, models=Models())  # (a worker has its own copy, forked or pickled)
     local = [work[k] for k in here]
     away = [job for k, job in enumerate(work) if k not in set(here)]
-    try:
-        results = parallel(_one, [(job,) for job in away], jobs,
-                           here=(lambda: [_one(job) for job in local]) if local else None)
-    finally:
-        common.MODELS = None
-        if saved is None:
-            os.environ.pop("RNEA_THREADS", None)
-        else:
-            os.environ["RNEA_THREADS"] = saved
+    results = parallel(one, [(job,) for job in away], jobs, here=(lambda: [one(job) for job in local]) if local else None)
     mine, theirs = (iter(results[0]), iter(results[1:])) if local else (iter(()), iter(results))
     return [next(mine) if k in set(here) else next(theirs) for k in range(len(work))]
 
 
-def _one(job):
+def _one(job, models):
     """(exit status, stdout bytes, stderr text, summary) of one trajectory's command."""
     from .group import handled
 
@@ -145,9 +138,9 @@ def _one(job):
     stdout, stderr = sys.stdout, sys.stderr
     wrapper = sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = err
-    CURRENT.clear()
+    record = common.Invocation(models=models, threads=1)
     try:
-        context = click.Context(main.commands[name], info_name=name)
+        context = click.Context(main.commands[name], info_name=name, obj=record)
         try:
             code = handled(lambda: context.invoke(callback, trajectory=(params["trajectory"],), output_dir=None,
                                                   jobs=None, **{k: v for k, v in params.items() if k != "trajectory"}),
@@ -162,11 +155,11 @@ def _one(job):
     wrapper.detach()  # or closing the wrapper would close out
     if code == 130:  # Ctrl-C while a file ran here (--jobs 1): the whole run stops, not only this file
         raise KeyboardInterrupt
-    return code, data, err.getvalue(), _summary(code, err.getvalue())
+    return code, data, err.getvalue(), _summary(code, err.getvalue(), record)
 
 
-def _summary(code, errors):
-    run, check = CURRENT.get("run"), CURRENT.get("check")
+def _summary(code, errors, record):
+    run, check = record.run, record.check
     if code not in (0, 1) or run is None:
         lines = [line for line in errors.splitlines() if line.startswith("rnea: ")]
         verdict = "bad input" if code == 2 and lines else "failed"
@@ -197,7 +190,7 @@ def _gather(name, params, files, results, output_dir):
     elif name == "compare" and fmt == "csv":
         click.echo(_one_csv(outputs, files), nl=False)
     else:
-        from ..checkreport import bad_input
+        from ..outputs.checkreport import bad_input
 
         for path, text, (code, *_, summary) in zip(files, outputs, results):
             if not text and name == "check" and fmt in ("text", "github", "markdown") and code not in (0, 1):
@@ -244,7 +237,7 @@ def _junit(outputs, files, results):
     (read back by ElementTree), or one with the error of a file not checked; totals summed."""
     import xml.etree.ElementTree as ET
 
-    from ..checkreport import junit_document, junit_error_suite
+    from ..outputs.checkreport import junit_document, junit_error_suite
 
     suites = []
     for text, path, (code, *_, summary) in zip(outputs, files, results):
@@ -262,7 +255,7 @@ def _summary_table(files, summaries):
     from rich import box
     from rich.table import Table
 
-    from ..report import add_row, percent
+    from ..outputs.report import add_row, percent
 
     console = common.make_console()
     plain = not console.is_terminal

@@ -5,21 +5,21 @@ import json
 import click
 
 from .group import main
-from .common import (actuator_options, limit_options, make_console, open_run, quiet_option, robot_options, say,
-                     trajectory_options)
+from .common import make_console, open_run, say
+from .options import actuator_options, limit_options, quiet_option, robot_options, trajectory_options
 
 CHECK_FORMATS = ["text", "json", "junit", "github", "markdown"]
 
 
 def limit_check(run, options, console):
     """The LimitCheck of a run's pipeline, with the limits of --limits over the URDF's."""
-    from ..limits import limit_check as checked
-    from .batch import CURRENT
+    from ..run.limits import limit_check as checked
+    from .common import invocation
 
     check, notes = checked(run.model, run.coords, run.pipeline, options.get("limits_file"), options.get("margin", 1.0))
     for note in notes:
-        say(run.later, f"warning: {note}")
-    CURRENT["check"] = check
+        run.note(f"warning: {note}")
+    invocation().check = check
     return check
 
 
@@ -35,7 +35,7 @@ def limit_check(run, options, console):
 @quiet_option
 def check(fmt, strict, friction, actuators_file, quiet, **options):
     """Check a trajectory against joint limits: exit 0 within limits, 1 exceeded, 2 bad input."""
-    from .. import checkreport as report
+    from ..outputs import checkreport as report
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file)
@@ -43,7 +43,7 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
     efforts = {i: c for c, i, q in result.plan if q == "effort"}
     sparks = None
     if fmt == "text":
-        from ..report import Sparklines
+        from ..outputs.report import Sparklines
 
         sparks = Sparklines([efforts[i].allowed if i in efforts else 0.0 for i in range(run.coords.n)])
     for block in run.blocks():
@@ -55,7 +55,7 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
     source = run.traj.label
     if fmt == "text":
         stdout = make_console(stderr=False)
-        from ..report import print_whole
+        from ..outputs.report import print_whole
 
         def table(sparklines=None):
             return report.check_table(run.model, result, run.traj.has_time, plain=not stdout.is_terminal,
@@ -82,7 +82,7 @@ def check(fmt, strict, friction, actuators_file, quiet, **options):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def info(fmt, **options):
     """Links, joints, masses and limits of a robot, and what looks wrong in its URDF."""
-    from ..info import robot_facts, robot_tree
+    from ..run.info import robot_facts, robot_tree
     from .common import load_model
 
     model = load_model(options, make_console(quiet=True))

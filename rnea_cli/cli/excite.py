@@ -3,7 +3,8 @@
 import click
 
 from .group import main
-from .common import make_console, positive, quiet_option, robot_options, say, table_output
+from .common import make_console, say
+from .options import positive, quiet_option, robot_options, table_output
 
 
 @main.command()
@@ -32,12 +33,12 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
     the base regressor. Writes time, q_, qd_ and qdd_ columns (exact derivatives)."""
     import numpy as np
 
-    from .. import excite as ex
-    from .. import writers
+    from ..run.answers import excite as ex
+    from ..outputs import writers
     from ..errors import RneaError
-    from ..jointfile import read_joint_file
-    from ..limits import KEYS, joint_limits
-    from ..model import Coordinates
+    from ..model.jointfile import read_joint_file
+    from ..run.limits import KEYS, joint_limits
+    from ..model.tree import Coordinates
     from .common import load_model
 
     console = make_console(quiet=quiet)

@@ -5,7 +5,8 @@ import json
 
 import click
 
-from .common import make_console, open_run, quiet_option, say, trajectory_options
+from .common import make_console, open_run, say
+from .options import quiet_option, trajectory_options
 from .group import main
 
 
@@ -37,12 +38,12 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
     current), physically consistent, leaning on the URDF's values only where the data say little."""
     import numpy as np
 
-    from .. import identify as ident
-    from .. import writers
-    from ..answers.compare import current_factors, measured_torque
+    from ..run.answers import identify as ident
+    from ..outputs import writers
+    from ..run.answers.compare import current_factors, measured_torque
     from ..errors import RneaError, TrajectoryError
-    from ..identify_urdf import identified_urdf
-    from ..robot import is_xacro
+    from ..outputs.identified_urdf import identified_urdf
+    from ..model.robot import is_xacro
 
     if ols and output:
         raise click.BadParameter("--ols gives base parameters to compare, not a URDF: drop -o", param_hint="--ols")
@@ -123,7 +124,7 @@ def _report(model, base, normal, fit, checks, ols):
     """What the fit found, as plain data (the JSON; the text is made of it)."""
     import numpy as np
 
-    from .. import identify as ident
+    from ..run.answers import identify as ident
 
     layout = base.layout
     names = [model.joints[i].name for i in layout.joints]

@@ -4,7 +4,8 @@ import click
 
 from .group import main
 from .check import limit_check
-from .common import actuator_options, limit_options, make_console, open_run, quiet_option, trajectory_options
+from .common import make_console, open_run
+from .options import actuator_options, limit_options, quiet_option, trajectory_options
 from ..errors import RneaError, shown
 
 HINT = "needs matplotlib: pip install 'rnea-cli[report]' (or matplotlib)"
@@ -40,9 +41,9 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     if output != "-" and os.path.splitext(output)[1].lower() not in (".html", ".htm"):
         raise RneaError(output, None, "the report's name must end in .html (it is an HTML page; - for stdout)")
     need_matplotlib("report")
-    from .. import writers
-    from ..info import robot_facts, robot_tree
-    from ..pictures.html import document
+    from ..outputs import writers
+    from ..run.info import robot_facts, robot_tree
+    from ..outputs.pictures.html import document
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, effort=True)
@@ -75,8 +76,8 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
     need_matplotlib("plot")
     import os
 
-    from .. import writers
-    from ..pictures import figures
+    from ..outputs import writers
+    from ..outputs.pictures import figures
 
     fmt = os.path.splitext(output)[1].lower().lstrip(".")
     if fmt not in ("png", "svg", "pdf"):
@@ -122,7 +123,7 @@ def _joint_list(text):
 
 def checked_and_recorded(run, options, console):
     """One pass over the run: the limit check, and the series the pictures draw."""
-    from ..pictures.record import Recorder
+    from ..outputs.pictures.record import Recorder
 
     check = limit_check(run, options, console)
     recorder = Recorder(run)

@@ -3,7 +3,8 @@
 import click
 
 from .group import main
-from .common import actuator_options, make_console, open_run, quiet_option, say, table_output, trajectory_options
+from .common import make_console, open_run, say
+from .options import actuator_options, quiet_option, table_output, trajectory_options
 
 
 @main.command()
@@ -19,11 +20,11 @@ from .common import actuator_options, make_console, open_run, quiet_option, say,
 @quiet_option
 def torques(output, fmt, friction, actuators_file, split, static, quiet, **options):
     """Joint torques/forces along a trajectory (TRAJ: CSV, YAML, JSON, Parquet, Arrow, a ROS bag, or -)."""
-    from .. import writers
-    from ..columns import torque_table
-    from ..stats import Energy
-    from ..report import actuator_table, base_wrench_line, energy_table, print_whole, summary_line
-    from ..report import torque_table as torque_report
+    from ..outputs import writers
+    from ..run.columns import torque_table
+    from ..run.stats import Energy
+    from ..outputs.report import actuator_table, base_wrench_line, energy_table, print_whole, summary_line
+    from ..outputs.report import torque_table as torque_report
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, friction=friction, actuators=actuators_file, split=split,
@@ -34,7 +35,7 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
     energy = Energy(coords.n) if power else None
     sparks = None
     if console.is_terminal:  # |tau|/limit over time, beside the table where the terminal has room
-        from ..report import Sparklines
+        from ..outputs.report import Sparklines
 
         sparks = Sparklines([j.limits.effort or 0.0 for j in coords.joints])
     with writers.destination(output) as stream, \
@@ -74,10 +75,10 @@ def wrenches(output, fmt, fixed, quiet, **options):
     """The 6D wrench each joint transmits from parent to child, in the joint's frame."""
     import numpy as np
 
-    from .. import writers
-    from ..columns import wrench_table
-    from ..report import wrench_table as wrench_report
-    from ..stats import Peaks
+    from ..outputs import writers
+    from ..run.columns import wrench_table
+    from ..outputs.report import wrench_table as wrench_report
+    from ..run.stats import Peaks
 
     console = make_console(quiet=quiet)
     run = open_run(options, console, quiet=quiet, wrenches=True, fixed=fixed)
@@ -97,6 +98,6 @@ def wrenches(output, fmt, fixed, quiet, **options):
             writer.write(table.values(block))
     if not console.quiet:
         shown = joints[:model.n] + [f"{name} (fixed)" for name in joints[model.n:]]
-        from ..report import print_whole
+        from ..outputs.report import print_whole
 
         print_whole(console, wrench_report(shown, force, moment, traj.has_time, plain=not console.is_terminal))

@@ -1,0 +1,501 @@
+"""Identification of inertial parameters and joint friction from measured joint efforts.
+
+The effort of a fixed-base robot is linear in its parameters: effort = W(q, qd, qdd) theta, with
+W the joint-torque regressor (`inertial.regressor`, 10 columns per body) followed by friction
+columns per movable joint: viscous qd_j and Coulomb sign(qd_j) (the URDF's <dynamics damping
+friction>, as `rnea torques --friction` adds them), and optionally a constant offset (1) and an
+armature (qdd_j). Not every combination of theta shows in the efforts: `base_parameters` finds the
+identifiable ones, beta = theta[independent] + K theta[dependent].
+
+Efforts stream in chunks into per-joint normal equations (`NormalEquations`); `ols` gives the
+noise-weighted least-squares base parameters with standard errors, `estimate` the physically
+consistent parameters of every body (pseudo-inertia positive definite) with a prior around the
+URDF's values.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...dynamics import engine, inertial
+from ...errors import RneaError
+
+FRICTION = ("viscous", "coulomb", "offset", "armature")
+RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent (round-off: ~1e-15)
+ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of W: 10 per body of the model (`inertial.PARAMETERS`), then for each movable joint
+    its friction terms (`terms`, a subset of FRICTION in that order)."""
+
+    model: object
+    terms: tuple
+
+    @property
+    def joints(self):
+        """The joints with friction columns: the movable ones (a kept fixed joint has none)."""
+        return [i for i, j in enumerate(self.model.joints) if j.type != "fixed"]
+
+    @property
+    def names(self):
+        bodies = [f"{j.child_link}.{p}" for j in self.model.joints for p in inertial.PARAMETERS]
+        return bodies + [f"{self.model.joints[i].name}.{t}" for i in self.joints for t in self.terms]
+
+    @property
+    def size(self):
+        return 10 * self.model.n + len(self.terms) * len(self.joints)
+
+    def parameters(self):
+        """The model's own theta: its inertias, the URDF's damping (viscous) and friction (Coulomb),
+        no offset, no armature."""
+        own = {"viscous": lambda j: j.damping, "coulomb": lambda j: j.friction, "offset": lambda j: 0.0,
+               "armature": lambda j: 0.0}
+        friction = [own[t](self.model.joints[i]) for i in self.joints for t in self.terms]
+        return np.concatenate([inertial.parameters(self.model, floating=False), friction])
+
+    def regressor(self, q, qd, qdd, *, gravity=engine.GRAVITY):
+        """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta. A kept fixed joint has
+        no row: what it carries is no measured effort. The samples are W's fastest axis in memory."""
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity)
+        rows, N = self.joints, len(Y)
+        W = np.zeros((self.size, len(rows), N)).transpose(2, 1, 0)
+        W[:, :, :Y.shape[2]] = Y[:, rows]
+        column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
+                  "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
+        k = Y.shape[2]
+        for r, i in enumerate(rows):
+            for t in self.terms:
+                W[:, r, k] = column[t](i)
+                k += 1
+        return W
+
+
+def layout(model, *, friction=True, offset=False, armature=False):
+    """The Layout of W for a model: friction adds viscous and Coulomb columns, offset and armature theirs."""
+    terms = tuple(t for t, on in zip(FRICTION, (friction, friction, offset, armature)) if on)
+    return Layout(model, terms)
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """The identifiable combinations of theta: beta = theta[independent] + K theta[dependent].
+
+    W[..., dependent] = W[..., independent] K for every motion, so effort = W[..., independent] beta.
+    A dependent parameter with a zero column of K does not show in the efforts at all."""
+
+    layout: Layout
+    rank: int
+    independent: np.ndarray  # (rank,) columns of W, ascending
+    dependent: np.ndarray  # (size - rank,) the others, ascending
+    K: np.ndarray  # (rank, size - rank)
+    tolerance: float
+
+    def beta(self, theta):
+        """(rank,) base parameters of a full theta."""
+        theta = np.asarray(theta, dtype=float)
+        return theta[self.independent] + self.K @ theta[self.dependent]
+
+    def names(self):
+        """Each base parameter written out, e.g. 'link2.mx + 0.425 link3.m'."""
+        names = self.layout.names
+        out = []
+        for r, i in enumerate(self.independent):
+            terms = [names[i]] + [f"{self.K[r, k]:+.6g} {names[j]}" for k, j in enumerate(self.dependent)
+                                  if self.K[r, k] != 0.0]
+            out.append(" ".join(terms))
+        return out
+
+
+def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
+                    seed=0, tolerance=RANK_TOLERANCE, coords=None):
+    """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
+    numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
+    continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd standard normal). The
+    rank is that of QR with column pivoting (|R_kk| > tolerance |R_00|; W's columns are not scaled:
+    scaling would blow round-off in a column that is zero but for it up to unit size); the
+    independent columns are the first ones in W's order that are not combinations of those before
+    them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
+    entries below ZERO set to 0. samples: default enough for 4 rows a column. Returns a
+    BaseParameters."""
+    from scipy.linalg import qr, solve_triangular
+
+    if not hasattr(model, "joints") or not hasattr(model, "inertia"):
+        raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
+    if model.n == 0:
+        raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
+    cols = layout(model, friction=friction, offset=offset, armature=armature)
+    N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
+    if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
+        q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
+    else:
+        q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))
+    W = cols.regressor(q, qd, qdd, gravity=gravity).reshape(-1, cols.size)
+    R = qr(W, mode="r", pivoting=True)[0]
+    diagonal = np.abs(np.diag(R))
+    rank = int(np.sum(diagonal > tolerance * diagonal[0])) if diagonal.size and diagonal[0] > 0 else 0
+    # which columns: the first ones in W's order (root to tip) that are not combinations of those
+    # before them, as textbooks regroup (a body's m, mz into its parent's parameters)
+    R = qr(W, mode="r")[0]
+    independent = np.flatnonzero(np.abs(np.diag(R)) > tolerance * diagonal[0]) if rank else np.zeros(0, int)
+    if len(independent) != rank:  # round-off at the edge of the tolerance: the pivoted choice instead
+        independent = np.sort(qr(W, mode="r", pivoting=True)[1][:rank])
+    dependent = np.setdiff1d(np.arange(cols.size), independent)
+    # W[:, dependent] = W[:, independent] K, from the triangular factor of the independent columns
+    Q, R = qr(W[:, independent], mode="economic")
+    K = solve_triangular(R, Q.T @ W[:, dependent]) if rank else np.zeros((0, len(dependent)))
+    K[np.abs(K) < ZERO] = 0.0
+    return BaseParameters(cols, rank, independent, dependent, K, tolerance)
+
+
+def random_motion(model, N, rng):
+    """(q, qd, qdd), each (N, n): q uniform in each joint's range, qd and qdd standard normal; a kept
+    fixed joint's are 0."""
+    q = np.empty((N, model.n))
+    for i, j in enumerate(model.joints):
+        lower, upper = j.limits.lower, j.limits.upper
+        if lower is None or upper is None or lower >= upper:
+            lower, upper = (-math.pi, math.pi) if j.is_angular else (-1.0, 1.0)
+        q[:, i] = rng.uniform(lower, upper, N)
+    qd, qdd = rng.standard_normal((N, model.n)), rng.standard_normal((N, model.n))
+    fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
+    q[:, fixed] = qd[:, fixed] = qdd[:, fixed] = 0.0
+    return q, qd, qdd
+
+
+class IdentificationError(RneaError):
+    """Data that cannot identify the parameters asked for (too few samples, a joint that never
+    moves, no convergence); `source` names the robot."""
+
+
+def tree_sum(x):
+    """x summed over its first axis in a binary tree fixed by its length: element-wise adds only, so
+    the same bits on any CPU (a BLAS product or numpy's sum may group terms by CPU and size)."""
+    while len(x) > 1:
+        half = len(x) // 2
+        head = x[:half] + x[half:2 * half]
+        x = np.concatenate([head, x[2 * half:]]) if len(x) % 2 else head
+    return x[0]
+
+
+class NormalEquations:
+    """Per joint j the normal equations of W theta = effort, summed chunk by chunk:
+    G[j] = sum W_j^T W_j, b[j] = sum W_j^T effort_j, c[j] = sum effort_j², with W_j joint j's row.
+
+    Samples are summed in blocks of `block` by their index in the whole run (each block in a fixed
+    tree, the blocks in order), so the sums are the same bits however the run is cut into chunks.
+    A row of W is zero outside the columns of the bodies the joint carries and its own friction:
+    only those are multiplied."""
+
+    def __init__(self, layout, gravity=engine.GRAVITY):
+        self.layout, self.gravity = layout, np.asarray(gravity, dtype=float)
+        model, p = layout.model, layout.size
+        chains = inertial.plan(model, False).chain
+        friction = {i: 10 * model.n + r * len(layout.terms) for r, i in enumerate(layout.joints)}
+        self.columns = [np.array([10 * b + k for b in range(model.n) if i in chains[b] for k in range(10)]
+                                 + [friction[i] + t for t in range(len(layout.terms))], dtype=int)
+                        for i in layout.joints]
+        widest = max([len(c) for c in self.columns] + [1])
+        self.block = int(2 ** max(0, min(8, math.floor(math.log2(max(1, 2 ** 20 // widest ** 2))))))
+        n = len(layout.joints)
+        self.G, self.b, self.c = np.zeros((n, p, p)), np.zeros((n, p)), np.zeros(n)
+        self.count = 0
+        self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 somewhere
+        self._pending = None  # (W, effort) of samples not yet a whole block
+
+    def add(self, q, qd, qdd, effort):
+        """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort."""
+        q, qd, qdd, effort = (np.asarray(x, dtype=float) for x in (q, qd, qdd, effort))
+        W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)
+        if effort.shape != W.shape[:2]:
+            raise ValueError(f"effort has shape {effort.shape}; expected {W.shape[:2]}")
+        self.moved |= np.any(qd[:, self.layout.joints] != 0.0, axis=0)
+        if self._pending is not None:
+            W, effort = np.concatenate([self._pending[0], W]), np.concatenate([self._pending[1], effort])
+        whole = len(W) // self.block * self.block
+        for start in range(0, whole, self.block):
+            self._sum(W[start:start + self.block], effort[start:start + self.block])
+        self._pending = (W[whole:].copy(), effort[whole:].copy()) if whole < len(W) else None
+
+    def finish(self):
+        """Adds the last, partial block; returns self."""
+        if self._pending is not None:
+            self._sum(*self._pending)
+            self._pending = None
+        return self
+
+    def _sum(self, W, effort):
+        self.count += len(W)
+        for r, cols in enumerate(self.columns):
+            X, y = W[:, r, cols], effort[:, r]
+            self.G[r][np.ix_(cols, cols)] += tree_sum(X[:, :, None] * X[:, None, :])
+            self.b[r, cols] += tree_sum(X * y[:, None])
+            self.c[r] += tree_sum(y * y)
+
+    def rss(self, theta):
+        """(movable,) each joint's sum of squared residuals of effort - W theta."""
+        return np.array([theta @ G @ theta - 2 * theta @ b + c for G, b, c in zip(self.G, self.b, self.c)])
+
+
+# -- physically consistent bodies --------------------------------------------------------------
+#
+# A body's pseudo-inertia J = [[S, h], [h^T, m]], S = tr(I_o)/2 1 - I_o (the second moment of its
+# mass), is positive definite exactly when a positive mass density has these parameters
+# (Wensing, Kim & Slotine 2017). J is linear in the body's parameters.
+
+def pseudo_inertia(pi):
+    """(4, 4) J of one body's (10,) parameters."""
+    m, h, I = pi[0], pi[1:4], inertial.spatial_inertia(pi)[:3, :3]
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(I) * np.eye(3) - I
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def from_pseudo_inertia(J):
+    """(10,) parameters of a pseudo-inertia: I_o = tr(S) 1 - S."""
+    S = J[:3, :3]
+    I = np.trace(S) * np.eye(3) - S
+    return np.array([J[3, 3], J[0, 3], J[1, 3], J[2, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+
+
+UNIT_J = np.array([pseudo_inertia(e) for e in np.eye(10)])  # dJ / dpi_k
+
+
+def consistent(pi, tolerance=0.0):
+    """A body is physically consistent: its pseudo-inertia's eigenvalues are above tolerance times its trace."""
+    J = pseudo_inertia(pi)
+    return bool(np.linalg.eigvalsh(J)[0] > tolerance * np.trace(J))
+
+
+def made_consistent(pi, margin=1e-6):
+    """The body's parameters, or those of its pseudo-inertia moved into the positive definite cone
+    (eigenvalues at least margin times its trace, 1e-6 kg m² for a massless body): a start and a
+    prior for bodies a URDF gives as massless or impossible."""
+    J = pseudo_inertia(pi)
+    w, V = np.linalg.eigh(J)
+    floor = margin * max(np.trace(J), 1.0)
+    return pi if w[0] > floor else from_pseudo_inertia((V * np.maximum(w, floor)) @ V.T)
+
+
+# -- the estimates ----------------------------------------------------------------------------
+
+PRIOR_WEIGHT = 10.0  # the prior's weight: the URDF's values known to about 1/sqrt(10) = 30 % of their scale
+SIGMA_FLOOR = 1e-6  # a joint's noise is at least this fraction of its effort's RMS (noiseless data)
+GAP = 1e-6  # the barrier's last duality gap, in units of the whitened cost (one noise sigma² is 1)
+NEWTON = 5000  # Newton steps at most, over all barrier weights
+ANCHOR = 1e-3  # the weight (square root) holding what the data cannot see at the URDF's
+START_MARGIN = 1e-3  # the start's bodies: pseudo-inertia eigenvalues at least this fraction of its trace
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What `ols` and `estimate` return. theta (size,) reproduces the fit through W theta (for OLS:
+    the prior's dependent parameters, the independent ones solved); beta the base parameters."""
+
+    theta: np.ndarray
+    beta: np.ndarray
+    se: np.ndarray  # (rank,) standard errors of the OLS base parameters
+    sigma: np.ndarray  # (movable,) each joint's noise, from the OLS residuals
+    rms_before: np.ndarray  # (movable,) RMS of effort - W theta_prior
+    rms_after: np.ndarray  # (movable,) RMS of effort - W theta
+    condition: float  # of the whitened base regressor
+
+
+def _checked(normal, base):
+    model, layout = normal.layout.model, normal.layout
+    rows = normal.count * len(layout.joints)
+    if rows <= base.rank:
+        raise IdentificationError(model.source, None, f"{normal.count} samples of {len(layout.joints)} joints are too "
+                                                      f"few for {base.rank} base parameters")
+    still = [model.joints[i].name for r, i in enumerate(layout.joints) if not normal.moved[r]]
+    if still and layout.terms:
+        raise IdentificationError(model.source, None, f"joint {still[0]} never moves: its friction cannot be "
+                                                      "identified (give --no-friction, or a run where it moves)")
+
+
+def _weighted(normal, base, sigma):
+    """G_b, b_b of the base regressor with each joint's rows divided by its noise."""
+    i = base.independent
+    G = sum(G[np.ix_(i, i)] / s ** 2 for G, s in zip(normal.G, sigma))
+    b = sum(b[i] / s ** 2 for b, s in zip(normal.b, sigma))
+    return G, b
+
+
+def _solve(G, b, source):
+    from scipy.linalg import cho_factor, cho_solve
+
+    try:
+        factor = cho_factor(G)
+    except np.linalg.LinAlgError:
+        raise IdentificationError(source, None, "the data do not determine the base parameters (the trajectory "
+                                                "does not excite them)") from None
+    return cho_solve(factor, b), factor
+
+
+def _theta(base, beta, prior):
+    """A full theta with these base parameters: the prior's dependent ones, the independent solved."""
+    theta = np.array(prior, dtype=float)
+    theta[base.independent] = beta - base.K @ theta[base.dependent]
+    return theta
+
+
+def ols(normal, base, prior=None):
+    """Weighted least-squares base parameters: OLS, each joint's noise from its residuals, then the
+    fit again with every joint's rows divided by its noise; standard errors from (W_b^T W_b)^-1."""
+    _checked(normal, base)
+    prior = base.layout.parameters() if prior is None else np.asarray(prior, dtype=float)
+    ones = np.ones(len(normal.c))
+    source = base.layout.model.source
+    beta, _ = _solve(*_weighted(normal, base, ones), source)
+    rows, dof = normal.count, normal.count - base.rank / len(ones)
+    rss = normal.rss(_theta(base, beta, prior))
+    sigma = np.sqrt(np.maximum(rss, 0.0) / max(dof, 1.0))
+    sigma = np.maximum(sigma, SIGMA_FLOOR * np.sqrt(normal.c / rows) + np.finfo(float).tiny)
+    G, b = _weighted(normal, base, sigma)
+    beta, factor = _solve(G, b, source)
+    from scipy.linalg import cho_solve
+
+    se = np.sqrt(np.diag(cho_solve(factor, np.eye(len(beta)))))
+    theta = _theta(base, beta, prior)
+    eig = np.linalg.eigvalsh(G)
+    return Estimate(theta, beta, se, sigma, np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(np.sqrt(eig[-1] / eig[0])))
+
+
+def _prior_scale(pi):
+    """(10,) 1 / the scale of each of a body's parameters: m, m L, m L² with L its size."""
+    m = max(pi[0], 1e-3)
+    L = max(math.sqrt(max(pi[4] + pi[6] + pi[9], 0.0) / (2 * m)), 1e-2)
+    return 1.0 / np.array([m] + [m * L] * 3 + [m * L * L] * 6)
+
+
+def estimate(normal, base, *, prior_weight=PRIOR_WEIGHT, prior=None):
+    """The physically consistent estimate: theta minimising
+
+        |L^T (beta(theta) - beta_ols)|² + prior_weight sum_bodies |D (pi - pi_prior)|²
+                                        + ANCHOR² |N^T D (theta - theta_prior)|²
+
+    with every body's pseudo-inertia positive definite and the viscous, Coulomb and armature terms
+    >= 0. L L^T = W_b^T W_b of the noise-weighted base regressor (the data's whole say, as in
+    `ols`); D divides each body's parameters by their scale (m, m L, m L², L its radius of gyration
+    about its origin); pi_prior is the URDF's (moved into the consistent set where it is not). A
+    direction the data determine well hardly feels the prior; one they hardly see stays near the
+    URDF's, in proportion to how little they see it (the MAP estimate with the URDF's values known
+    to about 1/sqrt(prior_weight) of their scale); friction has no prior. prior_weight 0: none,
+    but for the last term, which holds the directions the data cannot see at all (N spans the null
+    space of beta(theta), in scaled parameters) at the URDF's, and bounds the problem there.
+
+    The problem is convex (a quadratic over a product of cones); it is solved by Newton's method
+    on the log-barrier -mu (sum log det J + sum log f), mu going down to a duality gap of GAP, so
+    that every iterate, and the answer, is strictly consistent."""
+    first = ols(normal, base, prior)
+    layout = base.layout
+    n, p = layout.model.n, layout.size
+    prior = layout.parameters() if prior is None else np.asarray(prior, dtype=float)
+    prior_bodies = [made_consistent(prior[10 * k:10 * k + 10]) for k in range(n)]
+    G, _ = _weighted(normal, base, first.sigma)
+    select = np.zeros((base.rank, p))
+    select[np.arange(base.rank), base.independent] = 1.0
+    select[:, base.dependent] += base.K  # beta = select theta
+    # the cost |A theta - t|² + sum weight (theta - anchor)², summed as squares (no cancellation)
+    L = np.linalg.cholesky(G)
+    A, t = L.T @ select, L.T @ first.beta
+    # what the data cannot see stays at the prior: |N^T D (theta - prior)|² over the null space
+    # of beta (orthonormal N, in the scaled parameters), whatever prior_weight
+    from scipy.linalg import null_space
+
+    D = np.ones(p)
+    D[:10 * n] = np.concatenate([_prior_scale(b) for b in prior_bodies])
+    anchor = np.concatenate(prior_bodies + [prior[10 * n:]])
+    N = null_space(select / D)
+    A, t = np.vstack([A, ANCHOR * N.T * D]), np.concatenate([t, ANCHOR * N.T @ (D * anchor)])
+    weight = np.zeros(p)
+    weight[:10 * n] = prior_weight * D[:10 * n] ** 2
+    friction = np.arange(10 * n, p)
+    bounded = friction[[term != "offset" for _ in layout.joints for term in layout.terms]]
+    # start from the unconstrained solution, its bodies moved into the consistent set
+    root_w = np.sqrt(weight)
+    start = np.linalg.lstsq(np.vstack([A, np.diag(root_w)]) / D, np.concatenate([t, root_w * anchor]),
+                            rcond=1e-15)[0] / D
+    start[:10 * n] = np.concatenate([made_consistent(start[10 * k:10 * k + 10], START_MARGIN) for k in range(n)])
+    start[bounded] = np.maximum(start[bounded], 1e-3 * np.maximum(np.abs(start[bounded]), 1e-3))
+    theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
+    rows = normal.count
+    return Estimate(theta, select @ theta, first.se, first.sigma, first.rms_before,
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition)
+
+
+def _barrier(A, t, weight, anchor, n, bounded, theta, source):
+    """argmin |A theta - t|² + sum weight (theta - anchor)² over consistent bodies (the first 10 n
+    entries) and theta[bounded] >= 0, by the barrier method from a strictly feasible theta."""
+    from scipy.linalg import solve_triangular
+
+    m = 4 * n + len(bounded)  # the barrier's degree: the duality gap is mu m
+
+    def barrier(theta):
+        """-sum log det J - sum log f, and its square root: rows B, v with Hessian B^T B and gradient
+        B^T v (for J = Lj Lj^T, B's columns are Lj^-1 dJ/dpi_k Lj^-T, v = -vec(1)); inf outside."""
+        value, rows, v = 0.0, [], []
+        for k in range(n):
+            cols = slice(10 * k, 10 * k + 10)
+            try:
+                Lj = np.linalg.cholesky(np.tensordot(theta[cols], UNIT_J, 1))
+            except np.linalg.LinAlgError:
+                return math.inf, None, None
+            value -= 2 * np.sum(np.log(np.diag(Lj)))
+            X = solve_triangular(Lj, solve_triangular(Lj, UNIT_J.transpose(1, 0, 2).reshape(4, 40), lower=True)
+                                 .reshape(4, 10, 4).transpose(2, 1, 0).reshape(4, 40), lower=True)
+            block = np.zeros((16, len(theta)))
+            block[:, cols] = X.reshape(4, 10, 4).transpose(0, 2, 1).reshape(16, 10)
+            rows.append(block)
+            v.append(-np.eye(4).ravel())
+        f = theta[bounded]
+        if np.any(f <= 0):
+            return math.inf, None, None
+        value -= np.sum(np.log(f))
+        block = np.zeros((len(f), len(theta)))
+        block[np.arange(len(f)), bounded] = 1.0 / f
+        return value, np.vstack(rows + [block]), np.concatenate(v + [-np.ones(len(f))])
+
+    def quadratic(theta):
+        r, d = A @ theta - t, theta - anchor
+        return float(r @ r + weight @ (d * d))
+
+    def newton_step(theta, mu, B, vb):
+        """The Newton step of quadratic + mu barrier as a least-squares problem (conditioned like the
+        data, not squared): Hessian 2 M^T M, gradient 2 M^T v; and its decrement -gradient . step."""
+        M = np.vstack([A, np.diag(np.sqrt(weight)), np.sqrt(mu / 2) * B])
+        v = np.concatenate([A @ theta - t, np.sqrt(weight) * (theta - anchor), np.sqrt(mu / 2) * vb])
+        scale = 1.0 / np.maximum(np.sqrt(np.sum(M * M, axis=0)), 1e-300)  # parameters of unlike units
+        step = -scale * np.linalg.lstsq(M * scale, v, rcond=1e-15)[0]
+        return step, -float(2 * (M.T @ v) @ step)
+
+    mu, steps = max(quadratic(theta), 1.0) / m, 0
+    while True:
+        b, B, vb = barrier(theta)
+        value = quadratic(theta) + mu * b
+        while steps < NEWTON:  # centre: Newton's method with backtracking
+            step, decrement = newton_step(theta, mu, B, vb)
+            if decrement <= max(1e-12 * quadratic(theta), GAP / 10):  # below the last gap: centred
+                break
+            s = 1.0
+            while s >= 1e-12:
+                trial = theta + s * step
+                b, B_trial, vb_trial = barrier(trial)
+                if np.isfinite(b) and quadratic(trial) + mu * b <= value - 0.25 * s * decrement:
+                    break
+                s *= 0.5
+            else:
+                break  # no progress left at this mu
+            theta, value, B, vb = trial, quadratic(trial) + mu * b, B_trial, vb_trial
+            steps += 1
+        else:
+            raise IdentificationError(source, None, f"the consistent estimate did not converge in {NEWTON} Newton "
+                                                    "steps")
+        if mu * m <= GAP:
+            return theta
+        mu = max(mu / 8.0, GAP / m / 2)
