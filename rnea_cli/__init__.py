@@ -15,7 +15,8 @@ _LAZY = {
     "load_urdf": "model.urdf", "load_robot": "model.robot", "Pipeline": "run.pipeline",
     "open_source": "trajectory.sources", "open_trajectory": "trajectory.open", "torques_frame": "run.dataframes",
     "check_frame": "run.dataframes", "CheckSummary": "run.dataframes", "regressor": "dynamics.inertial",
-    "base_parameters": "run.answers.identify",
+    "base_parameters": "run.answers.identify", "open_run": "run.session", "RunOptions": "run.session",
+    "Models": "run.session",
 }
 
 __all__ = sorted(["RneaError", "TrajectoryError", "URDFError", "URDFWarning", *_LAZY])

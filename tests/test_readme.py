@@ -2,12 +2,14 @@
 feature and command has such an example, the CI step works as GitHub runs it, and every relative
 link (and #anchor) leads somewhere."""
 
+import io
 import os
 import re
 import shlex
 import unicodedata
 from collections import Counter
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -135,6 +137,25 @@ def test_the_readmes_python_example_runs_and_its_torques_are_those_of_torques_fr
     assert tau.shape == (len(names["df"]), len(model.joint_names))
     assert (frame.select(f"tau_{j}" for j in model.joint_names).to_numpy() == tau).all()
     assert names["summary"].ok
+
+
+def test_the_python_api_pages_open_run_example_runs_and_gives_what_the_command_writes(monkeypatch):
+    """docs/python-api.md's open_run example: its torques are those `rnea torques` writes for the
+    same options, and its notices the lines the command prints on stderr before its report."""
+    page = (ROOT / "docs" / "python-api.md").read_text()
+    code = re.search(r"## One run: `open_run`\n.*?```python\n(.*?)```", page, re.S).group(1)
+    monkeypatch.chdir(ROOT)
+    scope = {}
+    exec(code, scope)
+    done = CliRunner().invoke(main, ["torques", "robots/arm7.urdf", "robots/arm7_traj.csv", "--friction",
+                                     "--smooth", "0.05"])
+    assert done.exit_code == 0, done.stderr
+    written = np.loadtxt(io.StringIO(done.stdout), delimiter=",", skiprows=1)
+    header = done.stdout.splitlines()[0].split(",")
+    columns = [k for k, name in enumerate(header) if name.startswith("tau_") and "friction" not in name]
+    assert len(columns) == 7 and np.array_equal(written[:, columns], np.concatenate(scope["torques"]))
+    said = [line for line in done.stderr.splitlines() if line.startswith(("note: ", "warning: "))]
+    assert scope["run"].notices == said and said[0].startswith("note: q, qd and qdd by local cubic fits")
 
 
 def test_the_ci_page_shows_the_readmes_ci_step():
