@@ -245,3 +245,12 @@ def test_an_rms_limit_broken_over_the_whole_run_reads_so_in_the_report_as_in_che
     assert "<td>whole run</td>" in row, row
     markdown = run("check", ARM, ARM_CSV, "--limits", limits, "--format", "markdown").stdout
     assert next(line for line in markdown.splitlines() if "| rms_effort |" in line).count("| whole run |") == 1
+
+
+def test_element_ids_of_names_that_differ_only_in_odd_characters_differ():
+    from rnea_cli.outputs.pictures.figures import clean_id
+
+    names = ["a b", "a_b", "a\tb", "a/b", "a:b", "ä_b"]
+    ids = [clean_id(f"peak-{name}") for name in names]
+    assert len(set(ids)) == len(names) and all(re.fullmatch(r"[A-Za-z0-9_.:-]+", i) for i in ids)
+    assert clean_id("peak-arm7_joint1") == "peak-arm7_joint1"  # a plain name stays readable

@@ -6,6 +6,7 @@ MAX_BYTES long, MAX_DEPTH deep, and hold no more values than it has bytes (+ EXP
 are expanded.
 """
 
+import functools
 import json
 import math
 import re
@@ -89,15 +90,10 @@ def _load_yaml(text, label, error):
         raise error(label, where, f"invalid YAML: {problem}") from None
 
 
-_LOADER = None
-
-
+@functools.cache
 def _loader():
     """A SafeLoader (libyaml's where built) whose numbers are CSV's and whose mappings refuse a
-    key given twice."""
-    global _LOADER
-    if _LOADER is not None:
-        return _LOADER
+    key given twice (a class, built once when first needed: pyyaml is imported only then)."""
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -151,7 +147,6 @@ def _loader():
                           r"|\.(?:nan|NaN|NAN))$"), list("-+.0123456789"))
     StrictLoader.add_constructor(INT, lambda loader, node: _integer(loader.construct_scalar(node)))
     StrictLoader.add_constructor(FLOAT, lambda loader, node: _yaml_float(loader.construct_scalar(node)))
-    _LOADER = StrictLoader
     return StrictLoader
 
 

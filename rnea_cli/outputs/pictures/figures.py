@@ -185,4 +185,11 @@ def measured_figure(plt, name, measured, model, residual, unit, time_label):
 
 
 def clean_id(text):
-    return re.sub(r"[^A-Za-z0-9_.:-]", "_", text)
+    """An element id of the text: as it is when made of letters, digits and _.:- only, else those
+    kept, the others as _, and a digest of the whole text (so 'a b' and 'a_b' stay two ids)."""
+    kept = re.sub(r"[^A-Za-z0-9_.:-]", "_", text)
+    if kept == text:
+        return text
+    import hashlib
+
+    return f"{kept}_{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
