@@ -18,31 +18,45 @@
     arm7_rtde.txt          arm7_traj.csv as UR RTDE's record.py logs a run (space-separated;
                            actual_q_i, actual_qd_i, target_qdd_i, and actual_current_i: the
                            drive's effort / (torque_constant gear_ratio efficiency))
+    arm7_true.urdf         arm7 as built, the "real robot" of docs/identify.md: arm7.urdf with every
+                           mass, COM, second moment of mass, damping and friction 10-30 % off (seeded)
+    arm7_real_excite.csv   `rnea excite robots/arm7.urdf --duration 10 --rate 200` run on arm7 as
+                           built: time, q with noise (sigma 1e-4 rad), effort from Pinocchio with
+                           viscous and Coulomb friction, plus noise (sigma 1 % of the joint's RMS)
+    arm7_real_traj.csv     arm7_traj.csv's motion run on arm7 as built, measured the same way (a run
+                           held out of the fit, for `rnea identify --validate` and `rnea compare`)
 
-Each motion is analytic (sines), with exact derivatives, written with repr(float). The last four
-need rnea_cli itself (for the torques a sensor would read), polars and rosbags: run it in the
-project's .venv.
+Each motion is analytic (sines, or excite's Fourier series), with exact derivatives, written with
+repr(float). All but the first five need rnea_cli itself (for the torques a sensor would read, and
+`rnea excite`), polars, rosbags and Pinocchio (the test extra): run it in the project's .venv.
+`make_examples.py --out DIR` writes them into DIR instead of robots/ (tests/test_examples.py checks
+that they are the files shipped, byte for byte).
 """
+import argparse
 import csv
 import math
 import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def write(name, columns):
+def write(path, columns):
     names = list(columns)
-    with open(os.path.join(HERE, name), "w", newline="") as f:
+    with open(path, "w", newline="") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(names)
         for k in range(len(columns[names[0]])):
             out.writerow([repr(float(columns[c][k])) for c in names])
 
 
-def read(name):
-    with open(os.path.join(HERE, name)) as f:
+def read(path):
+    with open(path) as f:
         rows = list(csv.reader(f))
     data = np.array([[float(x) for x in r] for r in rows[1:]])
     return {c: data[:, k] for k, c in enumerate(rows[0])}
@@ -74,17 +88,19 @@ def free_base(t):
     return cols
 
 
-def main():
-    arm = read("arm7_traj.csv")
+def main(out=HERE):
+    arm = read(os.path.join(HERE, "arm7_traj.csv"))
     t = arm["time"]
-    write("arm7_free_traj.csv", {"time": t, **free_base(t), **{k: v for k, v in arm.items() if k != "time"}})
+    write(os.path.join(out, "arm7_free_traj.csv"),
+          {"time": t, **free_base(t), **{k: v for k, v in arm.items() if k != "time"}})
     payload = {f"fext_arm7_tool_{c}": np.zeros_like(t) for c in ("fx", "fy", "fz", "tx", "ty", "tz")}
     payload["fext_arm7_tool_fz"] = np.full_like(t, -2.0 * 9.81)
-    write("arm7_payload_traj.csv", {**arm, **payload})
+    write(os.path.join(out, "arm7_payload_traj.csv"), {**arm, **payload})
 
     t = np.arange(201) * 0.01
     q, qd, qdd = sine(t, 0.015, 2 * math.pi, 0.0, 0.02)
-    write("gripper2_traj.csv", {"time": t, "q_finger_left": q, "qd_finger_left": qd, "qdd_finger_left": qdd})
+    write(os.path.join(out, "gripper2_traj.csv"),
+          {"time": t, "q_finger_left": q, "qd_finger_left": qd, "qdd_finger_left": qdd})
 
     t = np.arange(301) * 0.01
     parts = {"base_x": sine(t, 0.5, 1.0), "base_y": sine(t, 0.3, 0.8, 0.4), "base_theta": sine(t, 0.6, 0.7),
@@ -93,11 +109,12 @@ def main():
     for k, prefix in enumerate(("q", "qd", "qdd")):
         for name, values in parts.items():
             cols[f"{prefix}_{name}"] = values[k]
-    write("rover_traj.csv", cols)
-    data_examples()
+    write(os.path.join(out, "rover_traj.csv"), cols)
+    data_examples(out)
+    identification_examples(out)
 
 
-def data_examples():
+def data_examples(out):
     """The examples of rnea's data sources: Parquet, a ROS bag, a noisy measurement, a log."""
     import polars as pl
 
@@ -105,13 +122,13 @@ def data_examples():
     from rnea_cli.run.actuators import load_drives
     from rnea_cli.model.tree import Coordinates
 
-    arm = read("arm7_traj.csv")
+    arm = read(os.path.join(HERE, "arm7_traj.csv"))
     model = load_urdf(os.path.join(HERE, "arm7.urdf"))
     names = model.joint_names
     t = arm["time"]
     q, qd, qdd = (np.column_stack([arm[f"{p}_{j}"] for j in names]) for p in ("q", "qd", "qdd"))
-    pl.DataFrame(arm).write_parquet(os.path.join(HERE, "arm7_traj.parquet"))
-    bag(os.path.join(HERE, "arm7_bag"), names, t, q, qd)
+    pl.DataFrame(arm).write_parquet(os.path.join(out, "arm7_traj.parquet"))
+    bag(os.path.join(out, "arm7_bag"), names, t, q, qd)
 
     rng = np.random.default_rng(2026)
     rate, n = 500.0, 1500
@@ -120,11 +137,11 @@ def data_examples():
     w = math.pi * np.array([0.4, 0.5, 0.6, 0.5, 0.75, 0.75, 0.8])
     phase, offset = np.array([0, 0.5 * math.pi, 0.3, -0.5, 0, 1, 0]), np.array([0, 0.4, 0, -1.2, 0, 0.5, 0])
     measured = a * np.sin(np.outer(tn, w) + phase) + offset + rng.normal(0, 1e-4, (n, 7))
-    write("arm7_noisy.csv", {"time": tn, **{f"q_{j}": measured[:, i] for i, j in enumerate(names)}})
+    write(os.path.join(out, "arm7_noisy.csv"), {"time": tn, **{f"q_{j}": measured[:, i] for i, j in enumerate(names)}})
 
     tau = rnea(model, q, qd, qdd)
     sensor = 1.05 * tau + 0.3 + rng.normal(0, 0.05, tau.shape)
-    write("arm7_measured.csv", {**arm, **{f"effort_{j}": sensor[:, i] for i, j in enumerate(names)}})
+    write(os.path.join(out, "arm7_measured.csv"), {**arm, **{f"effort_{j}": sensor[:, i] for i, j in enumerate(names)}})
 
     coords = Coordinates(model)
     drives = load_drives(os.path.join(HERE, "arm7_drives.yaml"), coords)
@@ -136,10 +153,97 @@ def data_examples():
     cols = {"timestamp": t}
     for prefix, x in (("actual_q", q), ("actual_qd", qd), ("target_qdd", qdd), ("actual_current", current)):
         cols |= {f"{prefix}_{i}": x[:, i] for i in range(7)}
-    with open(os.path.join(HERE, "arm7_rtde.txt"), "w") as f:
+    with open(os.path.join(out, "arm7_rtde.txt"), "w") as f:
         f.write(" ".join(cols) + "\n")
         for k in range(len(t)):
             f.write(" ".join(repr(float(cols[c][k])) for c in cols) + "\n")
+
+
+EXCITE = ["--duration", "10", "--rate", "200"]  # the run of docs/identify.md: `rnea excite robots/arm7.urdf ...`
+Q_NOISE = 1e-4  # rad: the encoders' noise, so that `rnea identify --smooth` has work to do
+EFFORT_NOISE = 0.01  # of each joint's RMS effort over the run
+
+
+def identification_examples(out):
+    """docs/identify.md's whole loop: arm7 as built (arm7_true.urdf), which ran the excitation of
+    `rnea excite` (arm7_real_excite.csv) and arm7_traj.csv's motion (arm7_real_traj.csv). Each has
+    its own seeded generator, so that a change of excite's output changes its run only."""
+    true = perturbed(os.path.join(HERE, "arm7.urdf"), np.random.default_rng(25))
+    with open(os.path.join(out, "arm7_true.urdf"), "w") as f:
+        f.write(true)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "excite.csv")
+        rnea = os.path.join(os.path.dirname(sys.executable), "rnea")
+        subprocess.run([rnea, "excite", os.path.join(HERE, "arm7.urdf"), *EXCITE, "-o", path, "--quiet"], check=True)
+        excitation = read(path)
+    for name, motion, seed in (("arm7_real_excite.csv", excitation, 2501),
+                               ("arm7_real_traj.csv", read(os.path.join(HERE, "arm7_traj.csv")), 2502)):
+        write(os.path.join(out, name), measured_run(true, motion, np.random.default_rng(seed)))
+
+
+def perturbed(path, rng):
+    """The URDF at path with every link's mass, COM and rotational inertia and every joint's
+    damping and friction changed by 10-30 % (up or down), physically consistent: the second moments
+    of the mass distribution, S = tr(I)/2 1 - I (positive semi-definite: the triangle inequality),
+    scaled along each axis of <inertial>, I = tr(S) 1 - S; the COM moved by 10-30 % of its offset."""
+    def factor(n):
+        return 1 + rng.uniform(0.1, 0.3, n) * rng.choice([-1.0, 1.0], n)
+
+    root = ET.parse(path).getroot()
+    keys, at = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+    for inertial in root.iter("inertial"):
+        mass, origin, inertia = (inertial.find(tag) for tag in ("mass", "origin", "inertia"))
+        mass.set("value", repr(float(mass.get("value")) * float(factor(1)[0])))
+        com = np.array([float(x) for x in origin.get("xyz").split()])
+        shift = rng.normal(size=3)
+        shift *= rng.uniform(0.1, 0.3) * np.linalg.norm(com) / np.linalg.norm(shift)
+        origin.set("xyz", " ".join(repr(float(x)) for x in com + shift))
+        I = np.zeros((3, 3))
+        for key, (a, b) in zip(keys, at):
+            I[a, b] = I[b, a] = float(inertia.get(key))
+        S = np.trace(I) / 2 * np.eye(3) - I
+        d = np.sqrt(factor(3))  # S -> D S D, D = diag(sqrt(factor))
+        S = d[:, None] * S * d[None, :]
+        for key, (a, b) in zip(keys, at):
+            inertia.set(key, repr(float((np.trace(S) * np.eye(3) - S)[a, b])))
+    for dynamics in root.iter("dynamics"):
+        for key in ("damping", "friction"):
+            dynamics.set(key, repr(float(dynamics.get(key)) * float(factor(1)[0])))
+    note = ET.Comment("\n  arm7_true.urdf - arm7 as built, the \"real robot\" of docs/identify.md, made by\n"
+                      "  make_examples.py: arm7.urdf with every mass, COM, second moment of mass, damping\n"
+                      "  and friction 10-30 % off (seeded). The efforts of arm7_real_*.csv are this robot's.\n"
+                      "  Not a model to use: the truth an identification of arm7.urdf should find.\n")
+    note.tail = "\n"
+    text = ET.tostring(note, encoding="unicode") + ET.tostring(root, encoding="unicode")
+    lines = [line.rstrip() for line in text.splitlines()]  # (where arm7.urdf's comments were)
+    return '<?xml version="1.0"?>\n' + "\n".join(l for k, l in enumerate(lines) if l or lines[k - 1]) + "\n"
+
+
+def measured_run(urdf, motion, rng):
+    """time, q_<j> and effort_<j> of the robot `urdf` (text) moving along motion (time, q_, qd_, qdd_
+    columns): effort = Pinocchio's RNEA + damping qd + friction sign(qd), plus Gaussian noise of
+    EFFORT_NOISE of each joint's RMS; q with noise Q_NOISE (qd and qdd not logged)."""
+    import pinocchio as pin
+
+    pm = pin.buildModelFromXML(urdf)
+    data = pm.createData()
+    joints = [j for j in ET.fromstring(urdf).iter("joint") if j.get("type") != "fixed"]
+    names = [j.get("name") for j in joints]
+    damping, friction = (np.array([float(j.find("dynamics").get(k)) for j in joints]) for k in ("damping", "friction"))
+    q, qd, qdd = (np.column_stack([motion[f"{p}_{j}"] for j in names]) for p in ("q", "qd", "qdd"))
+    index = [pm.joints[pm.getJointId(j)].idx_v for j in names]
+    assert pm.nq == pm.nv == len(names) and sorted(index) == list(range(pm.nv))
+    tau = np.empty_like(q)
+    for k in range(len(q)):
+        x = [np.zeros(pm.nv) for _ in range(3)]
+        for full, part in zip(x, (q, qd, qdd)):
+            full[index] = part[k]
+        tau[k] = pin.rnea(pm, data, *x)[index]
+    effort = tau + damping * qd + friction * np.sign(qd)
+    effort += rng.normal(0, 1, effort.shape) * EFFORT_NOISE * np.sqrt(np.mean(effort ** 2, axis=0))
+    q = q + rng.normal(0, Q_NOISE, q.shape)
+    return {"time": motion["time"], **{f"q_{j}": q[:, i] for i, j in enumerate(names)},
+            **{f"effort_{j}": effort[:, i] for i, j in enumerate(names)}}
 
 
 def bag(path, names, t, q, qd):
@@ -166,4 +270,6 @@ def bag(path, names, t, q, qd):
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="Regenerate the examples of rnea's extended features.")
+    parser.add_argument("--out", default=HERE, help="folder to write them to (default: robots/)")
+    main(parser.parse_args().out)
