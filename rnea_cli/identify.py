@@ -26,7 +26,7 @@ RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent 
 ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Block:
     """Ten columns of W: one link's parameters (`inertial.PARAMETERS`) in its own frame. whole: they
     are its body's, every link fixed to it included; else the link's alone, the rest of its body
@@ -39,7 +39,7 @@ class Block:
     whole: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Layout:
     """The columns of W: 10 per block (by default each body of the model; with `links`, each link
     named, `Block`), then for each movable joint its friction terms (`terms`, a subset of FRICTION

@@ -176,6 +176,18 @@ def test_the_prior_pulls_the_links_named_only_when_asked(truth):
     assert abs(held[0] - 0.1) < 0.05
 
 
+def test_the_normal_equations_of_links_are_the_same_bits_in_any_chunks(truth):
+    """The held effort and a link's columns (its body's times T) are element-wise sums: a sample's
+    bits are its own, in a chunk of 1 or of all."""
+    model = load_urdf(payload_urdf(GUESSES["light"]))
+    layout = identify.layout(model, links=["payload"])
+    motion, effort = truth.run(1.0, noise=0.01)
+    sums = [normal_equations(layout, motion, effort, chunk) for chunk in (len(effort), 1, 7, 64)]
+    for other in sums[1:]:
+        for name in ("G", "b", "c"):
+            np.testing.assert_array_equal(getattr(other, name), getattr(sums[0], name))
+
+
 def test_the_jacobian_of_mass_com_and_inertia_is_the_derivative():
     pi = dynamic_parameters(mcI(MASS, COM, true_inertial()[1]))
     J = identify._jacobian(pi)
@@ -245,6 +257,21 @@ def test_a_payload_without_friction_has_10_base_parameters(runs):
     assert report["rank"] == 10 and [j["friction"] for j in report["joints"]] == [{}] * 6
     assert outside(out.read_text()) == outside((runs / "none.urdf").read_text())
     assert "<dynamics" not in out.read_text().replace('<dynamics damping="0.0" friction="0.0"/>', "")
+
+
+def test_validate_and_ols_with_links(runs):
+    """--validate: the held-out run's residual with the URDF (the payload's guess) and with the
+    payload found; --ols: least squares' payload, within its standard errors of the truth."""
+    result = run("identify", runs / "light.urdf", runs / "noisy.csv", "--links", "payload", "--validate",
+                 runs / "clean.csv", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    check = json.loads(result.stdout)["validation"][0]
+    before, after = np.array(check["rms_before"]), np.array(check["rms_after"])
+    assert (after < 0.05 * before).all()
+    ols = run("identify", runs / "light.urdf", runs / "noisy.csv", "--links", "payload", "--ols", "--format", "json")
+    assert ols.exit_code == 0, ols.stderr
+    mass = json.loads(ols.stdout)["links"][0]["mass"]
+    assert abs(mass["identified"] - MASS) <= 3 * mass["standard_error"]
 
 
 def test_bad_links_are_one_line_and_exit_2(runs, tmp_path):

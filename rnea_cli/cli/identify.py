@@ -35,9 +35,10 @@ from .group import main
 @quiet_option
 def identify(trajectory, output, effort_is, actuators_file, links, no_friction, offset, armature, prior_weight, ols,
              validate, fmt, quiet, **options):
-    """Identify the robot's inertial parameters (10 per body) and joint friction from measured effort
-    (TRAJ...: runs with effort_<joint> columns, a bag's JointState effort, a preset's torque or
-    current), physically consistent, leaning on the URDF's values only where the data say little."""
+    """Identify the robot's inertial parameters (10 per body; with --links, only those links', the
+    rest held at the URDF's) and joint friction from measured effort (TRAJ...: runs with
+    effort_<joint> columns, a bag's JointState effort, a preset's torque or current), physically
+    consistent, leaning on the URDF's values only where the data say little."""
     import numpy as np
 
     from .. import identify as ident
