@@ -142,6 +142,7 @@ def layout(model, *, friction=True, offset=False, armature=False, links=None):
     terms = tuple(t for t, on in zip(FRICTION, (friction, friction, offset, armature)) if on)
     if links is None:
         return Layout(model, terms)
+    links = [links] if isinstance(links, str) else list(links)
     blocks = tuple(_block(model, name, links) for name in dict.fromkeys(links))
     if not blocks:
         raise IdentificationError(model.source, None, "--links names no link")

@@ -40,9 +40,10 @@ def true_inertial():
     in the payload's own axes."""
     text = lambda xs: " ".join(repr(float(x)) for x in xs)  # noqa: E731
     I = np.array(INERTIA)
+    entries = " ".join(f'{key}="{float(I["xyz".index(key[1]), "xyz".index(key[2])])!r}"'
+                       for key in identify.INERTIA_ENTRIES)
     return (f'<inertial><origin xyz="{text(COM)}" rpy="{text(RPY)}"/><mass value="{MASS!r}"/>'
-            f'<inertia ixx="{INERTIA[0][0]!r}" ixy="{INERTIA[0][1]!r}" ixz="{INERTIA[0][2]!r}" iyy="{INERTIA[1][1]!r}" iyz="{INERTIA[1][2]!r}" '
-            f'izz="{INERTIA[2][2]!r}"/></inertial>'), rpy(*RPY) @ I @ rpy(*RPY).T
+            f'<inertia {entries}/></inertial>'), rpy(*RPY) @ I @ rpy(*RPY).T
 
 
 def true_parameters():
@@ -343,3 +344,22 @@ def test_the_docs_payload_example_is_arm7_holding_the_stated_payload():
     assert result.exit_code == 0, result.stderr
     mass = json.loads(result.stdout)["links"][0]["mass"]
     assert abs(mass["identified"] - 2.5) <= 3 * mass["standard_error"]
+
+
+def test_a_link_the_run_cannot_fully_determine_has_no_standard_error_where_it_is_not_determined():
+    """A tool on a planar 2R arm (both axes along y): its parameters show only in combinations (no
+    torque about x or z ever); those not determined alone have no standard error, the rest do."""
+    from oracle import pin_model
+    from test_identify import chain_urdf
+
+    xml = chain_urdf(["0 0 0", "0 0 0.5"], tool=True)
+    model = load_urdf(xml)
+    base = base_parameters(model, links=["tool"], friction=False)
+    assert 0 < base.rank < 10
+    motion = fourier_motion(np.random.default_rng(4), model.n, 4.0, 1.0)
+    effort = pin_efforts(pin_model(xml=xml), model.joint_names, *motion, 0.0, 0.0)
+    normal = normal_equations(base.layout, motion, effort)
+    found = identify.links_found(normal, base, identify.estimate(normal, base))[0]
+    assert found.identified < 10 and None in found.inertia_se
+    shown = [found.mass_se, *found.com_se, *found.inertia_se]
+    assert all(se is None or (np.isfinite(se) and se >= 0) for se in shown)
