@@ -19,23 +19,27 @@ from .group import main
                    "gear_ratio and efficiency of --actuators).")
 @click.option("--actuators", "actuators_file", metavar="FILE", help="YAML per joint: torque_constant, gear_ratio, "
                                                                     "efficiency, for --effort-is current.")
+@click.option("--links", metavar="LINK,...", help="Identify only these links (10 parameters each, in the link's "
+                                                   "frame: a payload fixed on the tool), the rest of the robot held "
+                                                   "at the URDF's values.")
 @click.option("--no-friction", is_flag=True, help="Identify no friction (no viscous and Coulomb term per joint).")
 @click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
 @click.option("--armature", is_flag=True, help="Add a rotor inertia per joint (effort armature * qdd).")
 @click.option("--prior-weight", type=float, default=None, metavar="W",
               help="Strength of the pull toward the URDF's values where the data say little (default 10: known "
-                   "to about 30 %; 0: none).")
+                   "to about 30 %; with --links 0, their values being a guess; 0: none).")
 @click.option("--ols", is_flag=True, help="Plain least-squares base parameters instead, for comparison (writes no "
                                           "URDF: they need not be physically consistent).")
 @click.option("--validate", multiple=True, metavar="TRAJ",
               help="A run not fitted: its RMS residual before and after (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @quiet_option
-def identify(trajectory, output, effort_is, actuators_file, no_friction, offset, armature, prior_weight, ols,
+def identify(trajectory, output, effort_is, actuators_file, links, no_friction, offset, armature, prior_weight, ols,
              validate, fmt, quiet, **options):
-    """Identify the robot's inertial parameters (10 per body) and joint friction from measured effort
-    (TRAJ...: runs with effort_<joint> columns, a bag's JointState effort, a preset's torque or
-    current), physically consistent, leaning on the URDF's values only where the data say little."""
+    """Identify the robot's inertial parameters (10 per body; with --links, only those links', the
+    rest held at the URDF's) and joint friction from measured effort (TRAJ...: runs with
+    effort_<joint> columns, a bag's JointState effort, a preset's torque or current), physically
+    consistent, leaning on the URDF's values only where the data say little."""
     import numpy as np
 
     from ..run.answers import identify as ident
@@ -53,6 +57,9 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
     if output and is_xacro(options["robot"]):
         raise RneaError(options["robot"], None, "a xacro robot cannot be written back with its macros: identify "
                                                 "its expanded URDF (xacro robot.urdf.xacro > robot.urdf)")
+    names = None if links is None else [name.strip() for name in links.split(",")]
+    if names is not None and not all(names):
+        raise click.BadParameter(f"{links!r} has an empty link name (LINK,LINK,...)", param_hint="--links")
     if effort_is == "torque" and actuators_file:
         raise click.BadParameter("--actuators is read for --effort-is current only", param_hint="--actuators")
     console = make_console(quiet=quiet)
@@ -79,7 +86,7 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
             if "base" not in state:
                 state["model"] = model
                 state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
-                                                      offset=offset, armature=armature)
+                                                      offset=offset, armature=armature, links=names)
             normal = ident.NormalEquations(state["base"].layout, gravity=options["gravity"])
         for block in run.blocks():
             measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
@@ -98,8 +105,7 @@ def identify(trajectory, output, effort_is, actuators_file, no_friction, offset,
     if ols:
         fit = ident.ols(normal, base)
     else:
-        weight = ident.PRIOR_WEIGHT if prior_weight is None else prior_weight
-        fit = ident.estimate(normal, base, prior_weight=weight)
+        fit = ident.estimate(normal, base, prior_weight=prior_weight)
     checks = []
     for path in validate:
         held = read(path).finish()
@@ -129,16 +135,17 @@ def _report(model, base, normal, fit, checks, ols):
     layout = base.layout
     names = [model.joints[i].name for i in layout.joints]
     prior = layout.parameters()
-    terms = len(layout.terms)
+    terms, blocks = len(layout.terms), range(len(layout.blocks))
     friction = {}
     for r, joint in enumerate(names):
-        cols = 10 * model.n + r * terms
+        cols = layout.inertial + r * terms
         friction[joint] = {t: float(fit.theta[cols + k]) for k, t in enumerate(layout.terms)}
     moved = []  # by the change over the body's own scale of that parameter (m, m L, m L²)
-    inverse = np.concatenate([ident._prior_scale(prior[10 * b:10 * b + 10]) for b in range(model.n)])
-    for k, name in enumerate(layout.names[:10 * model.n]):
+    inverse = np.concatenate([ident._prior_scale(prior[10 * b:10 * b + 10]) for b in blocks])
+    for k, name in enumerate(layout.names[:layout.inertial]):
         moved.append((abs(fit.theta[k] - prior[k]) * inverse[k], name, float(prior[k]), float(fit.theta[k])))
     moved.sort(reverse=True)
+    links = _links(model, base, normal, fit) if layout.links else []
     return {
         "method": "ols" if ols else "consistent",
         "samples": normal.count, "rank": base.rank, "condition": float(fit.condition),
@@ -149,10 +156,30 @@ def _report(model, base, normal, fit, checks, ols):
         "base_parameters": [{"combination": text, "value": float(value), "standard_error": float(se)}
                             for text, value, se in zip(base.names(), fit.beta, fit.se)],
         "validation": checks,
-        "consistent": all(ident.consistent(fit.theta[10 * k:10 * k + 10]) for k in range(model.n)),
+        "consistent": all(ident.consistent(fit.theta[10 * k:10 * k + 10]) for k in blocks),
         "unchanged_bodies": int(np.sum([np.array_equal(fit.theta[10 * k:10 * k + 10], prior[10 * k:10 * k + 10])
-                                        for k in range(model.n)])),
-    }
+                                        for k in blocks])),
+    } | ({"links": links} if layout.links else {})
+
+
+def _links(model, base, normal, fit):
+    """Per link named: its mass, centre of mass and inertia about it (in the link's frame) in the
+    URDF and identified, with standard errors (None where the data do not determine them)."""
+    from ..run.answers import identify as ident
+
+    prior, out = base.layout.parameters(), []
+    for k, found in enumerate(ident.links_found(normal, base, fit)):
+        urdf = ident.mass_properties(prior[10 * k:10 * k + 10])
+        moving = model.joints[base.layout.blocks[k].body].child_link
+        out.append({
+            "link": found.link, "moves_with": found.body, "fixed_to": None if moving == found.link else moving,
+            "identified_parameters": found.identified,
+            "mass": {"urdf": urdf[0], "identified": found.mass, "standard_error": found.mass_se},
+            "com": {"urdf": list(urdf[1]), "identified": list(found.com), "standard_error": list(found.com_se)},
+            "inertia": {key: dict(zip(ident.INERTIA_ENTRIES, values)) for key, values in
+                        (("urdf", urdf[2]), ("identified", found.inertia), ("standard_error", found.inertia_se))},
+        })
+    return out
 
 
 def _text(report):
@@ -171,6 +198,27 @@ def _text(report):
         yield "moved most (URDF -> identified):"
         for m in report["moved_most"]:
             yield f"  {m['parameter']}: {m['urdf']:.6g} -> {m['identified']:.6g}"
+    for link in report.get("links", []):
+        yield from _link_text(link)
     yield "base parameters (value ± standard error):"
     for b in report["base_parameters"]:
         yield f"  {b['combination']} = {b['value']:.6g} ± {b['standard_error']:.2g}"
+
+
+def _link_text(link):
+    """The text of one link's entry in the report."""
+    def change(urdf, found, se):
+        return f"{urdf:.6g} -> {found:.6g} ± " + ("?" if se is None else f"{se:.2g}")
+
+    where = (f"fixed to {link['fixed_to']}, " if link["fixed_to"] else "") + f"moved by {link['moves_with']}"
+    unknown = "" if link["identified_parameters"] == 10 else "; ? where the data do not determine it"
+    yield (f"{link['link']} ({where}; {link['identified_parameters']} of its 10 parameters identified{unknown}): "
+           "URDF -> identified ± standard error")
+    mass, com, inertia = link["mass"], link["com"], link["inertia"]
+    yield f"  mass: {change(mass['urdf'], mass['identified'], mass['standard_error'])} kg"
+    yield "  centre of mass (link frame): " + ", ".join(
+        f"{axis} {change(*values)}" for axis, *values in zip("xyz", com["urdf"], com["identified"],
+                                                            com["standard_error"])) + " m"
+    yield "  inertia about it (link frame): " + ", ".join(
+        f"{key} {change(inertia['urdf'][key], inertia['identified'][key], inertia['standard_error'][key])}"
+        for key in inertia["urdf"]) + " kg m²"

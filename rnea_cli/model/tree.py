@@ -80,6 +80,7 @@ class Link:
     parent_joint: str | None
     line: int | None = None
     body_H_link: np.ndarray = field(default_factory=lambda: np.eye(4))  # placement in its body's frame
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((6, 6)))  # its own, in its own frame
 
 
 @dataclass(frozen=True)

@@ -280,8 +280,9 @@ class _Reader:
             else:
                 inertias[body] += I_body
             body_H_link.setflags(write=False)
+            I_link.setflags(write=False)
             link_rows.append(Link(link, float(I_link[5, 5]), body, jel.get("name") if jel is not None else None,
-                                  el.sourceline, body_H_link))
+                                  el.sourceline, body_H_link, I_link))
             stack.extend((child.find("child").get("link"), child, body, spatial.dot(body_H_link, self.origin(child)))
                          for child in reversed(children[link]))
 

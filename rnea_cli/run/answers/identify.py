@@ -18,21 +18,43 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...dynamics import engine, inertial
-from ...errors import RneaError
+from ...dynamics import engine, inertial, spatial
+from ...errors import RneaError, shown
 
 FRICTION = ("viscous", "coulomb", "offset", "armature")
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent (round-off: ~1e-15)
 ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
+class Block:
+    """Ten columns of W: one link's parameters (`inertial.PARAMETERS`) in its own frame. whole: they
+    are its body's, every link fixed to it included; else the link's alone, the rest of its body
+    held at the URDF's values. moved: the (10, 10) T with the body's parameters = T the link's
+    (None: the link's frame is the body's)."""
+
+    link: str
+    body: int
+    moved: np.ndarray | None = None
+    whole: bool = True
+
+
+@dataclass(frozen=True, eq=False)
 class Layout:
-    """The columns of W: 10 per body of the model (`inertial.PARAMETERS`), then for each movable joint
-    its friction terms (`terms`, a subset of FRICTION in that order)."""
+    """The columns of W: 10 per block (by default each body of the model; with `links`, each link
+    named, `Block`), then for each movable joint its friction terms (`terms`, a subset of FRICTION
+    in that order). held: (10 n,) the parameters of each body that are not identified (the URDF's),
+    whose effort is subtracted from the measured one (None: every body is identified)."""
 
     model: object
     terms: tuple
+    links: tuple = ()  # Blocks of the links named; () for every body whole
+    held: np.ndarray | None = None
+
+    @property
+    def blocks(self):
+        """The Blocks of W's inertial columns, in their order."""
+        return self.links or tuple(Block(j.child_link, i) for i, j in enumerate(self.model.joints))
 
     @property
     def joints(self):
@@ -41,42 +63,118 @@ class Layout:
 
     @property
     def names(self):
-        bodies = [f"{j.child_link}.{p}" for j in self.model.joints for p in inertial.PARAMETERS]
+        bodies = [f"{b.link}.{p}" for b in self.blocks for p in inertial.PARAMETERS]
         return bodies + [f"{self.model.joints[i].name}.{t}" for i in self.joints for t in self.terms]
 
     @property
+    def prior_weight(self):
+        """The prior's default weight: PRIOR_WEIGHT on a CAD model's bodies; 0 on links named, whose
+        URDF values are a guess (a payload's 0.1 kg, no inertia: a prior there outweighs the data)."""
+        return 0.0 if self.links else PRIOR_WEIGHT
+
+    @property
+    def inertial(self):
+        """The number of inertial columns: 10 a block; friction's follow."""
+        return 10 * len(self.blocks)
+
+    @property
     def size(self):
-        return 10 * self.model.n + len(self.terms) * len(self.joints)
+        return self.inertial + len(self.terms) * len(self.joints)
 
     def parameters(self):
-        """The model's own theta: its inertias, the URDF's damping (viscous) and friction (Coulomb),
-        no offset, no armature."""
+        """The model's own theta: its inertias (a link's own for a link named), the URDF's damping
+        (viscous) and friction (Coulomb), no offset, no armature."""
         own = {"viscous": lambda j: j.damping, "coulomb": lambda j: j.friction, "offset": lambda j: 0.0,
                "armature": lambda j: 0.0}
         friction = [own[t](self.model.joints[i]) for i in self.joints for t in self.terms]
-        return np.concatenate([inertial.parameters(self.model, floating=False), friction])
+        if not self.links:
+            return np.concatenate([inertial.parameters(self.model, floating=False), friction])
+        rows = {row.name: row for row in self.model.links}
+        return np.concatenate([inertial.dynamic_parameters(rows[b.link].inertia) for b in self.links] + [friction])
 
     def regressor(self, q, qd, qdd, *, gravity=engine.GRAVITY):
-        """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta. A kept fixed joint has
-        no row: what it carries is no measured effort. The samples are W's fastest axis in memory."""
+        """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta (+ the held part,
+        `regressor_and_held`). A kept fixed joint has no row: what it carries is no measured effort.
+        The samples are W's fastest axis in memory."""
+        return self.regressor_and_held(q, qd, qdd, gravity=gravity)[0]
+
+    def regressor_and_held(self, q, qd, qdd, *, gravity=engine.GRAVITY):
+        """W, and the effort (N, movable joints) of the parameters held at the URDF's (None when
+        every body is identified): effort = W theta + held. A link's columns are its body's times
+        its T, and the held effort the body columns times `held`, summed term by term in a fixed
+        order (element-wise: a sample's bits do not depend on its chunk)."""
         Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity)
         rows, N = self.joints, len(Y)
         W = np.zeros((self.size, len(rows), N)).transpose(2, 1, 0)
-        W[:, :, :Y.shape[2]] = Y[:, rows]
+        Y = Y[:, rows]
+        if not self.links:
+            W[:, :, :Y.shape[2]] = Y
+        for k, block in enumerate(self.links):
+            body = Y[:, :, 10 * block.body:10 * block.body + 10]
+            for c in range(10):
+                W[:, :, 10 * k + c] = body[:, :, c] if block.moved is None else _combination(body, block.moved[:, c])
         column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
                   "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
-        k = Y.shape[2]
+        k = self.inertial
         for r, i in enumerate(rows):
             for t in self.terms:
                 W[:, r, k] = column[t](i)
                 k += 1
-        return W
+        return W, None if self.held is None else _combination(Y, self.held)
 
 
-def layout(model, *, friction=True, offset=False, armature=False):
-    """The Layout of W for a model: friction adds viscous and Coulomb columns, offset and armature theirs."""
+def _combination(Y, w):
+    """sum_k Y[..., k] w[k] over the nonzero w[k], in order: element-wise, so each sample's bits
+    are its own (a BLAS product may group terms by CPU and size)."""
+    out = np.zeros(Y.shape[:-1])
+    for k in np.flatnonzero(w):
+        out += Y[..., k] * w[k]
+    return out
+
+
+def layout(model, *, friction=True, offset=False, armature=False, links=None):
+    """The Layout of W for a model: friction adds viscous and Coulomb columns, offset and armature
+    theirs. links: names of the links whose parameters (10 each, in the link's own frame) are
+    identified, everything else held at the URDF's values (default: every body's). A link fixed
+    to a moving one (a payload on the tool) is identified alone, the rest of its body held; a
+    link of the fixed base, a name that is no link, or two links of one body (only their sum
+    shows in the efforts) are refused."""
     terms = tuple(t for t, on in zip(FRICTION, (friction, friction, offset, armature)) if on)
-    return Layout(model, terms)
+    if links is None:
+        return Layout(model, terms)
+    links = [links] if isinstance(links, str) else list(links)
+    blocks = tuple(_block(model, name, links) for name in dict.fromkeys(links))
+    if not blocks:
+        raise IdentificationError(model.source, None, "--links names no link")
+    held = inertial.parameters(model, floating=False)
+    chosen = {b.link for b in blocks}
+    for body in {b.body for b in blocks}:  # the rest of a body with a link named: its other links
+        rest = [inertial.dynamic_parameters(spatial.inertia_to(row.inertia, spatial.xup(row.body_H_link)))
+                for row in model.links if row.body == body and row.name not in chosen]
+        held[10 * body:10 * body + 10] = np.sum(rest, axis=0) if rest else 0.0
+    return Layout(model, terms, blocks, held)
+
+
+def _block(model, name, names):
+    """The Block of link `name`, or an IdentificationError saying why it cannot be identified."""
+    rows = {row.name: row for row in model.links}
+    row = rows.get(name)
+    if row is None:
+        known = ", ".join(r.name for r in model.links[:8]) + (", ..." if len(model.links) > 8 else "")
+        raise IdentificationError(model.source, None, f"--links: no link {shown(name)} in the robot (its links: "
+                                                      f"{known})")
+    if row.body < 0:
+        raise IdentificationError(model.source, None, f"--links: link {shown(name)} is the fixed base"
+                                  + ("" if name == model.root_link else f" (fixed to {model.root_link})")
+                                  + ": no joint moves it, no effort shows its mass")
+    moving = model.joints[row.body].child_link
+    for other in names:
+        if other != name and rows.get(other) is not None and rows[other].body == row.body:
+            raise IdentificationError(model.source, None, f"--links: links {shown(name)} and {shown(other)} are "
+                                                          f"one rigid body (fixed to {moving}): only their sum "
+                                                          "shows in the efforts; name one")
+    same = np.array_equal(row.body_H_link, np.eye(4))
+    return Block(name, row.body, None if same else inertial.moved(row.body_H_link), whole=False)
 
 
 @dataclass(frozen=True)
@@ -110,7 +208,7 @@ class BaseParameters:
 
 
 def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
-                    seed=0, tolerance=RANK_TOLERANCE, coords=None):
+                    seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None):
     """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
     numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
     continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd standard normal). The
@@ -118,15 +216,15 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     scaling would blow round-off in a column that is zero but for it up to unit size); the
     independent columns are the first ones in W's order that are not combinations of those before
     them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
-    entries below ZERO set to 0. samples: default enough for 4 rows a column. Returns a
-    BaseParameters."""
+    entries below ZERO set to 0. samples: default enough for 4 rows a column. links: of those links
+    only, the rest held (`layout`). Returns a BaseParameters."""
     from scipy.linalg import qr, solve_triangular
 
     if not hasattr(model, "joints") or not hasattr(model, "inertia"):
         raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
     if model.n == 0:
         raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
-    cols = layout(model, friction=friction, offset=offset, armature=armature)
+    cols = layout(model, friction=friction, offset=offset, armature=armature, links=links)
     N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
     if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
         q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
@@ -193,8 +291,9 @@ class NormalEquations:
         self.layout, self.gravity = layout, np.asarray(gravity, dtype=float)
         model, p = layout.model, layout.size
         chains = inertial.plan(model, False).chain
-        friction = {i: 10 * model.n + r * len(layout.terms) for r, i in enumerate(layout.joints)}
-        self.columns = [np.array([10 * b + k for b in range(model.n) if i in chains[b] for k in range(10)]
+        friction = {i: layout.inertial + r * len(layout.terms) for r, i in enumerate(layout.joints)}
+        self.columns = [np.array([10 * b + k for b, block in enumerate(layout.blocks) if i in chains[block.body]
+                                  for k in range(10)]
                                  + [friction[i] + t for t in range(len(layout.terms))], dtype=int)
                         for i in layout.joints]
         widest = max([len(c) for c in self.columns] + [1])
@@ -206,11 +305,15 @@ class NormalEquations:
         self._pending = None  # (W, effort) of samples not yet a whole block
 
     def add(self, q, qd, qdd, effort):
-        """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort."""
+        """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort. The
+        effort of what the layout holds at the URDF's values is taken off it: the equations are
+        those of the parameters identified."""
         q, qd, qdd, effort = (np.asarray(x, dtype=float) for x in (q, qd, qdd, effort))
-        W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)
+        W, held = self.layout.regressor_and_held(q, qd, qdd, gravity=self.gravity)
         if effort.shape != W.shape[:2]:
             raise ValueError(f"effort has shape {effort.shape}; expected {W.shape[:2]}")
+        if held is not None:
+            effort = effort - held
         self.moved |= np.any(qd[:, self.layout.joints] != 0.0, axis=0)
         if self._pending is not None:
             W, effort = np.concatenate([self._pending[0], W]), np.concatenate([self._pending[1], effort])
@@ -373,7 +476,7 @@ def _prior_scale(pi):
     return 1.0 / np.array([m] + [m * L] * 3 + [m * L * L] * 6)
 
 
-def estimate(normal, base, *, prior_weight=PRIOR_WEIGHT, prior=None):
+def estimate(normal, base, *, prior_weight=None, prior=None):
     """The physically consistent estimate: theta minimising
 
         |L^T (beta(theta) - beta_ols)|² + prior_weight sum_bodies |D (pi - pi_prior)|²
@@ -388,13 +491,15 @@ def estimate(normal, base, *, prior_weight=PRIOR_WEIGHT, prior=None):
     to about 1/sqrt(prior_weight) of their scale); friction has no prior. prior_weight 0: none,
     but for the last term, which holds the directions the data cannot see at all (N spans the null
     space of beta(theta), in scaled parameters) at the URDF's, and bounds the problem there.
+    Default: the layout's (`Layout.prior_weight`).
 
     The problem is convex (a quadratic over a product of cones); it is solved by Newton's method
     on the log-barrier -mu (sum log det J + sum log f), mu going down to a duality gap of GAP, so
     that every iterate, and the answer, is strictly consistent."""
     first = ols(normal, base, prior)
     layout = base.layout
-    n, p = layout.model.n, layout.size
+    prior_weight = layout.prior_weight if prior_weight is None else prior_weight
+    n, p = len(layout.blocks), layout.size
     prior = layout.parameters() if prior is None else np.asarray(prior, dtype=float)
     prior_bodies = [made_consistent(prior[10 * k:10 * k + 10]) for k in range(n)]
     G, _ = _weighted(normal, base, first.sigma)
@@ -499,3 +604,84 @@ def _barrier(A, t, weight, anchor, n, bounded, theta, source):
         if mu * m <= GAP:
             return theta
         mu = max(mu / 8.0, GAP / m / 2)
+
+
+# -- what was found, per link named --------------------------------------------------------------
+
+INERTIA_ENTRIES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")  # the URDF's order of <inertia>
+_ORIGIN_ENTRY = {"ixx": 4, "ixy": 5, "iyy": 6, "ixz": 7, "iyz": 8, "izz": 9}  # in inertial.PARAMETERS
+
+
+@dataclass(frozen=True)
+class LinkFound:
+    """One block's mass, centre of mass and inertia about it (in the link's frame; URDF order of
+    INERTIA_ENTRIES), as `identify_urdf.set_inertial` writes them, with standard errors: None where
+    the data do not determine what it depends on (`identified`: the block's parameters that are
+    base parameters alone, beta_r = theta_k)."""
+
+    link: str
+    body: str  # the joint that moves it
+    mass: float
+    com: tuple
+    inertia: tuple
+    mass_se: float | None
+    com_se: tuple
+    inertia_se: tuple
+    identified: int
+
+
+def mass_properties(pi):
+    """(m, c (3,), the 6 entries of I about c) of one block's (10,) parameters."""
+    m, c, Ic = spatial.mass_properties(inertial.spatial_inertia(pi))
+    return float(m), tuple(map(float, c)), tuple(float(Ic[a, b]) for a, b in _entries())
+
+
+def _entries():
+    return [("xyz".index(e[1]), "xyz".index(e[2])) for e in INERTIA_ENTRIES]
+
+
+def _jacobian(pi):
+    """(10, 10) d(m, c, I_c entries) / d pi, I_c = I_o - (|h|² 1 - h h^T) / m and c = h / m."""
+    m, h = pi[0], np.asarray(pi[1:4], dtype=float)
+    J = np.zeros((10, 10))
+    J[0, 0] = 1.0
+    J[1:4, 0] = -h / m ** 2
+    J[1:4, 1:4] = np.eye(3) / m
+    S = (h @ h) * np.eye(3) - np.outer(h, h)
+    for r, (a, b) in enumerate(_entries()):
+        J[4 + r, 0] = S[a, b] / m ** 2
+        J[4 + r, _ORIGIN_ENTRY[INERTIA_ENTRIES[r]]] = 1.0
+        for j in range(3):  # d S_ab / d h_j = 2 h_j delta_ab - delta_aj h_b - h_a delta_bj
+            J[4 + r, 1 + j] = -(2 * h[j] * (a == b) - (a == j) * h[b] - h[a] * (b == j)) / m
+    return J
+
+
+def covariance(normal, base, sigma):
+    """(rank, rank) covariance of the weighted least-squares base parameters with noise sigma per
+    joint: (W_b^T W_b)^-1 of the whitened base regressor (`Estimate.se` is its diagonal's root)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    G, _ = _weighted(normal, base, sigma)
+    return cho_solve(cho_factor(G), np.eye(len(G)))
+
+
+def links_found(normal, base, fit):
+    """A LinkFound for each block of the layout: fit's values, with standard errors propagated
+    (to first order) from the covariance of the base parameters that are a block's parameters alone."""
+    cov = covariance(normal, base, fit.sigma)
+    alone = {int(k): r for r, k in enumerate(base.independent) if not np.any(base.K[r])}
+    out = []
+    for b, block in enumerate(base.layout.blocks):
+        cols = range(10 * b, 10 * b + 10)
+        known = np.array([k in alone for k in cols])
+        pi = fit.theta[10 * b:10 * b + 10]
+        m, c, I = mass_properties(pi)
+        se = [None] * 10
+        if known.any() and m != 0.0:
+            rows = [alone[k] for k in cols if k in alone]
+            J = _jacobian(pi)
+            C = J[:, known] @ cov[np.ix_(rows, rows)] @ J[:, known].T
+            se = [float(np.sqrt(max(C[i, i], 0.0))) if not np.any(J[i, ~known]) else None for i in range(10)]
+        out.append(LinkFound(block.link, base.layout.model.joints[block.body].name, m, c, I, se[0], tuple(se[1:4]),
+                             tuple(se[4:]), int(known.sum())))
+    return out
