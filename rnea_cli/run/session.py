@@ -69,7 +69,8 @@ class RunOptions:
         if self.time_unit is not None:
             from ..trajectory.sources.clock import UNITS
 
-            checked.choice(self.time_unit, "time_unit", tuple(UNITS))
+            if self.time_unit not in UNITS:
+                raise RneaError("options", None, f"time_unit {self.time_unit!r}: expected one of {', '.join(UNITS)}")
         if not isinstance(self.actuators, dict):
             object.__setattr__(self, "actuators", checked.path(self.actuators, "actuators"))
         if self.threads is not None and not (isinstance(self.threads, int) and 0 < self.threads <= 4096):
