@@ -4,13 +4,18 @@ mode and owner; a hard-linked file is refused; an input is never an output, thro
 
 import contextlib
 import os
+import signal
 import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROBOTS, run
+from rnea_cli.errors import RneaError
+from rnea_cli.outputs.destinations import Guard, destination
+from rnea_cli.outputs.writers import table_writer
 from test_writers import rnea_code
 
 PLANAR, PLANAR_CSV = ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv"
@@ -336,3 +341,78 @@ def test_an_output_dir_in_or_under_a_read_only_folder_is_refused(tmp_path):
         one_line_error(run("torques", PLANAR, tmp_path / "in" / "a.csv", "--output-dir", deeper),
                        "y: cannot make the folder: Permission denied (")
     assert tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="needs SIGHUP")
+def test_the_temp_way_is_a_hidden_file_beside_the_output_and_the_handlers_are_put_back(tmp_path):
+    """Guard(unnamed=False): the file is written into a hidden temp file beside the output, which
+    SIGTERM and SIGHUP remove only while it is there: the default handler is put back after, and
+    a handler of the program's own is left alone. The unnamed way shows no file meanwhile."""
+    def own(signum, frame):
+        pass
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, own)
+    try:
+        guard = Guard(unnamed=False)
+        with destination(tmp_path / "out.csv", guard) as stream:
+            stream.write(b"x\n")
+            (tmp,) = os.listdir(tmp_path)
+            assert tmp.startswith(".out.csv.") and tmp.endswith(".tmp"), tmp
+            assert getattr(signal.getsignal(signal.SIGTERM), "__self__", None) is guard
+            assert signal.getsignal(signal.SIGHUP) is own
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and signal.getsignal(signal.SIGHUP) is own
+        assert os.listdir(tmp_path) == ["out.csv"] and (tmp_path / "out.csv").read_bytes() == b"x\n"
+        if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+            with destination(tmp_path / "new.csv", Guard()) as stream:
+                stream.write(b"y\n")
+                assert os.listdir(tmp_path) == ["out.csv"]
+                assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+            assert (tmp_path / "new.csv").read_bytes() == b"y\n"
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_each_guard_protects_its_own_inputs_and_the_library_needs_none(tmp_path):
+    """A Guard refuses the files it protects (its copy, a batch job's, too), through a link; another
+    Guard, or none, does not know them; a library caller writes a table without the CLI."""
+    robot, link = tmp_path / "robot.urdf", tmp_path / "link.csv"
+    robot.write_bytes(PLANAR.read_bytes())
+    os.symlink("robot.urdf", link)
+    guard = Guard()
+    guard.protect(robot)
+    for one in (guard, guard.copy()):
+        with pytest.raises(RneaError, match="link.csv: is an input of this run"):
+            with destination(link, one):
+                pytest.fail("opened")
+    Guard().refuse_input(link)
+    assert robot.read_bytes() == PLANAR.read_bytes() and sorted(os.listdir(tmp_path)) == ["link.csv", "robot.urdf"]
+    import pyarrow.parquet as pq
+
+    block = np.array([[0.1, -2.0], [1e-300, 3.0]])
+    with destination(tmp_path / "t.parquet") as stream, \
+            table_writer(stream, "parquet", ["a", "b"], [("a",), ("b",)]) as writer:
+        writer.write(block)
+    table = pq.read_table(tmp_path / "t.parquet")
+    assert np.column_stack([table["a"].to_numpy(), table["b"].to_numpy()]).tobytes() == block.tobytes()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+def test_sigterm_removes_the_temp_files_of_every_guard_writing(tmp_path):
+    """Two Guards each writing a temp file (the second's handler hands the signal on to the first's):
+    SIGTERM ends the process, as by default, and leaves neither file."""
+    code = ("import os, signal, sys\n"
+            "from rnea_cli.outputs.destinations import Guard, destination\n"
+            "with destination(os.path.join(sys.argv[1], 'a.csv'), Guard(unnamed=False)) as a:\n"
+            "    a.write(b'a')\n"
+            "    with destination(os.path.join(sys.argv[1], 'b.csv'), Guard(unnamed=False)) as b:\n"
+            "        b.write(b'b')\n"
+            "        assert len(os.listdir(sys.argv[1])) == 2\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        while True:\n"
+            "            signal.pause()\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert os.listdir(tmp_path) == []
