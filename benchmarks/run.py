@@ -169,7 +169,7 @@ def ensure_trajectory(path, rows, joint_names, block_rows=250_000):
     """Write `rows` samples to `path` (streamed, every float in shortest round-trip form, by
     rnea's own CSV writer), unless a file with the same header, row count, first and last rows
     is already there (the last row catches a file cut short or a changed generator)."""
-    from rnea_cli.outputs.writers import TableWriter
+    from rnea_cli.outputs.writers import table_writer
 
     header = trajectory_header(joint_names)
 
@@ -192,7 +192,7 @@ def ensure_trajectory(path, rows, joint_names, block_rows=250_000):
     tmp = path.with_name(path.name + ".tmp")
     names = header.split(",")
     with open(tmp, "wb") as f:
-        writer = TableWriter(f, "csv", names, names)
+        writer = table_writer(f, "csv", names, names)
         for start in range(0, rows, block_rows):
             t, q, qd, qdd = trajectory_block(joint_names, start, min(block_rows, rows - start))
             writer.write(np.column_stack([t, q, qd, qdd]))

@@ -4,14 +4,19 @@ mode and owner; a hard-linked file is refused; an input is never an output, thro
 
 import contextlib
 import os
+import signal
 import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROBOTS, run
-from rnea_cli.outputs import writers
+from rnea_cli.errors import RneaError
+from rnea_cli.outputs.destinations import Guard, destination
+from rnea_cli.outputs.writers import table_writer
+from test_writers import rnea_code
 
 PLANAR, PLANAR_CSV = ROBOTS / "planar2.urdf", ROBOTS / "planar2_traj.csv"
 ARM, ARM_MEASURED = ROBOTS / "arm7.urdf", ROBOTS / "arm7_measured.csv"
@@ -28,11 +33,20 @@ WRITERS = {"csv": (["torques", PLANAR, PLANAR_CSV], True), "json": (["torques", 
 
 
 @pytest.fixture(params=["unnamed", "temp"])
-def way(request, monkeypatch):
-    """Each test on both ways of writing a file: Linux's unnamed file, and the hidden temp file."""
-    if request.param == "temp":
-        monkeypatch.setattr(writers, "_unnamed", lambda folder: None)
-    return request.param
+def run_way(request):
+    """`rnea ARGS` through Click's runner, on each way of writing a file: Linux's unnamed file, and
+    the hidden temp file (its invocation's Guard told so; a batch's workers get it too)."""
+    from click.testing import CliRunner
+
+    from rnea_cli.cli import main
+    from rnea_cli.cli.common import Invocation
+    from rnea_cli.outputs.destinations import Guard
+
+    def invoke(*args):
+        obj = Invocation(guard=Guard(unnamed=request.param == "unnamed"))
+        return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, obj=obj)
+
+    return invoke
 
 
 def tree(root):
@@ -111,13 +125,13 @@ def dangling(tmp):
 
 
 @pytest.mark.parametrize("layout", [relative, absolute_elsewhere, chain, through_a_linked_folder, dangling])
-def test_a_link_stays_a_link_and_its_target_is_written(tmp_path, way, layout):
+def test_a_link_stays_a_link_and_its_target_is_written(tmp_path, run_way, layout):
     expected = fresh(tmp_path, "csv")
     tmp = tmp_path / "run"
     tmp.mkdir()
     output, target = layout(tmp)
     before = tree(tmp)
-    result = run("torques", PLANAR, PLANAR_CSV, "-o", output, "-q")
+    result = run_way("torques", PLANAR, PLANAR_CSV, "-o", output, "-q")
     assert result.exit_code == 0, result.stderr
     after = tree(tmp)
     assert target.read_bytes() == expected
@@ -147,7 +161,7 @@ def test_every_output_is_written_through_a_link(tmp_path, ext):
     assert written == expected if exact else written[:4] == expected[:4] and len(written) > 1000
 
 
-def test_an_output_dir_writes_through_its_links(tmp_path, way):
+def test_an_output_dir_writes_through_its_links(tmp_path, run_way):
     """`--output-dir out` where out/a.csv is a link: its target is written, keeping its mode; a
     worker, or this process with --jobs 1, alike."""
     (tmp_path / "in").mkdir()
@@ -161,8 +175,8 @@ def test_an_output_dir_writes_through_its_links(tmp_path, way):
         (keep / "real_a.csv").write_bytes(OLD)
         os.chmod(keep / "real_a.csv", 0o600)
         os.symlink(f"../keep{jobs}/real_a.csv", out / "a.csv")
-        result = run("torques", PLANAR, tmp_path / "in" / "a.csv", tmp_path / "in" / "b.csv", "--output-dir", out,
-                     "--jobs", jobs, "-q")
+        result = run_way("torques", PLANAR, tmp_path / "in" / "a.csv", tmp_path / "in" / "b.csv", "--output-dir",
+                         out, "--jobs", jobs, "-q")
         assert result.exit_code == 0, result.stderr
         assert os.readlink(out / "a.csv") == f"../keep{jobs}/real_a.csv"
         assert (keep / "real_a.csv").read_bytes() == expected == (out / "b.csv").read_bytes()
@@ -170,14 +184,14 @@ def test_an_output_dir_writes_through_its_links(tmp_path, way):
         assert sorted(os.listdir(out)) == ["a.csv", "b.csv"] and os.listdir(keep) == ["real_a.csv"]
 
 
-def test_a_link_loop_or_a_link_into_no_folder_is_one_line(tmp_path, way):
+def test_a_link_loop_or_a_link_into_no_folder_is_one_line(tmp_path, run_way):
     os.symlink("b.csv", tmp_path / "a.csv")
     os.symlink("a.csv", tmp_path / "b.csv")
     os.symlink("no/such/folder/x.csv", tmp_path / "nowhere.csv")
     before = tree(tmp_path)
-    one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "a.csv"),
+    one_line_error(run_way("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "a.csv"),
                    "a.csv: cannot write: Too many levels of symbolic links")
-    one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "nowhere.csv"),
+    one_line_error(run_way("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "nowhere.csv"),
                    "nowhere.csv: cannot write: No such file or directory")
     assert tree(tmp_path) == before
 
@@ -193,7 +207,7 @@ def mode(path, bits):
 
 
 @pytest.mark.parametrize("ext", ["csv", "parquet", "html"])
-def test_a_read_only_output_is_refused_even_for_root(tmp_path, way, ext):
+def test_a_read_only_output_is_refused_even_for_root(tmp_path, run_way, ext):
     """As the shell's > says 'Permission denied' to its user; and to root too (which may write
     anything) when no one has a write bit: a 0444 file, or a file in, or new to, a 0555 folder."""
     args, _ = WRITERS[ext]
@@ -203,23 +217,23 @@ def test_a_read_only_output_is_refused_even_for_root(tmp_path, way, ext):
     (tmp_path / "locked").mkdir()
     (tmp_path / "locked" / f"rw.{ext}").write_bytes(OLD)
     before = tree(tmp_path)
-    one_line_error(run(*args, "-o", tmp_path / f"ro.{ext}"), f"ro.{ext}: cannot write: Permission denied")
-    one_line_error(run(*args, "-o", tmp_path / f"link.{ext}"),
+    one_line_error(run_way(*args, "-o", tmp_path / f"ro.{ext}"), f"ro.{ext}: cannot write: Permission denied")
+    one_line_error(run_way(*args, "-o", tmp_path / f"link.{ext}"),
                    f"link.{ext}: cannot write: Permission denied ({os.path.realpath(tmp_path / f'ro.{ext}')} "
                    "is read-only)")
     with mode(tmp_path / "locked", 0o555):
         for name in (f"rw.{ext}", f"new.{ext}"):
-            one_line_error(run(*args, "-o", tmp_path / "locked" / name),
+            one_line_error(run_way(*args, "-o", tmp_path / "locked" / name),
                            f"{name}: cannot write: Permission denied (its folder")
     assert tree(tmp_path) == before
 
 
-def test_a_file_with_a_write_bit_is_written_by_root_as_by_its_owner(tmp_path, way):
+def test_a_file_with_a_write_bit_is_written_by_root_as_by_its_owner(tmp_path, run_way):
     """What is refused is a file no one may write: one with a write bit is written, keeping its mode."""
     for bits in (0o200, 0o644):
         (tmp_path / "out.csv").write_bytes(OLD)
         os.chmod(tmp_path / "out.csv", bits)
-        result = run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "out.csv", "-q")
+        result = run_way("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / "out.csv", "-q")
         assert result.exit_code == 0, result.stderr
         assert stat.S_IMODE(os.stat(tmp_path / "out.csv").st_mode) == bits
         os.chmod(tmp_path / "out.csv", 0o644)
@@ -228,11 +242,9 @@ def test_a_file_with_a_write_bit_is_written_by_root_as_by_its_owner(tmp_path, wa
 
 def rnea(*args, way="unnamed", umask=0o022):
     """`rnea ARGS` in a real process with this umask (and, way 'temp', the hidden temp file)."""
-    code = ("from rnea_cli.outputs import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
-        "from rnea_cli.cli import run; run()"
     old = os.umask(umask)
     try:
-        return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+        return subprocess.run([sys.executable, "-c", rnea_code(way), *map(str, args)], capture_output=True, text=True)
     finally:
         os.umask(old)
 
@@ -270,7 +282,7 @@ def test_an_existing_output_keeps_its_owner_and_group(tmp_path, way):
     assert (tmp_path / "out.csv").read_bytes().startswith(b"time,tau_")
 
 
-def test_a_hard_linked_output_is_refused(tmp_path, way):
+def test_a_hard_linked_output_is_refused(tmp_path, run_way):
     """A new file renamed into place would part one name from the others, which would keep the old
     content; writing in place could be cut off half done: refused, both names as they were."""
     (tmp_path / "out.csv").write_bytes(OLD)
@@ -278,7 +290,7 @@ def test_a_hard_linked_output_is_refused(tmp_path, way):
     os.symlink("other.csv", tmp_path / "link.csv")
     before = tree(tmp_path)
     for name in ("out.csv", "link.csv"):
-        one_line_error(run("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / name),
+        one_line_error(run_way("torques", PLANAR, PLANAR_CSV, "-o", tmp_path / name),
                        f"{name}: cannot write: it has 1 more hard link(s)")
     assert tree(tmp_path) == before and os.stat(tmp_path / "out.csv").st_nlink == 2
 
@@ -329,3 +341,78 @@ def test_an_output_dir_in_or_under_a_read_only_folder_is_refused(tmp_path):
         one_line_error(run("torques", PLANAR, tmp_path / "in" / "a.csv", "--output-dir", deeper),
                        "y: cannot make the folder: Permission denied (")
     assert tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="needs SIGHUP")
+def test_the_temp_way_is_a_hidden_file_beside_the_output_and_the_handlers_are_put_back(tmp_path):
+    """Guard(unnamed=False): the file is written into a hidden temp file beside the output, which
+    SIGTERM and SIGHUP remove only while it is there: the default handler is put back after, and
+    a handler of the program's own is left alone. The unnamed way shows no file meanwhile."""
+    def own(signum, frame):
+        pass
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, own)
+    try:
+        guard = Guard(unnamed=False)
+        with destination(tmp_path / "out.csv", guard) as stream:
+            stream.write(b"x\n")
+            (tmp,) = os.listdir(tmp_path)
+            assert tmp.startswith(".out.csv.") and tmp.endswith(".tmp"), tmp
+            assert getattr(signal.getsignal(signal.SIGTERM), "__self__", None) is guard
+            assert signal.getsignal(signal.SIGHUP) is own
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and signal.getsignal(signal.SIGHUP) is own
+        assert os.listdir(tmp_path) == ["out.csv"] and (tmp_path / "out.csv").read_bytes() == b"x\n"
+        if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+            with destination(tmp_path / "new.csv", Guard()) as stream:
+                stream.write(b"y\n")
+                assert os.listdir(tmp_path) == ["out.csv"]
+                assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+            assert (tmp_path / "new.csv").read_bytes() == b"y\n"
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_each_guard_protects_its_own_inputs_and_the_library_needs_none(tmp_path):
+    """A Guard refuses the files it protects (its copy, a batch job's, too), through a link; another
+    Guard, or none, does not know them; a library caller writes a table without the CLI."""
+    robot, link = tmp_path / "robot.urdf", tmp_path / "link.csv"
+    robot.write_bytes(PLANAR.read_bytes())
+    os.symlink("robot.urdf", link)
+    guard = Guard()
+    guard.protect(robot)
+    for one in (guard, guard.copy()):
+        with pytest.raises(RneaError, match="link.csv: is an input of this run"):
+            with destination(link, one):
+                pytest.fail("opened")
+    Guard().refuse_input(link)
+    assert robot.read_bytes() == PLANAR.read_bytes() and sorted(os.listdir(tmp_path)) == ["link.csv", "robot.urdf"]
+    import pyarrow.parquet as pq
+
+    block = np.array([[0.1, -2.0], [1e-300, 3.0]])
+    with destination(tmp_path / "t.parquet") as stream, \
+            table_writer(stream, "parquet", ["a", "b"], [("a",), ("b",)]) as writer:
+        writer.write(block)
+    table = pq.read_table(tmp_path / "t.parquet")
+    assert np.column_stack([table["a"].to_numpy(), table["b"].to_numpy()]).tobytes() == block.tobytes()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+def test_sigterm_removes_the_temp_files_of_every_guard_writing(tmp_path):
+    """Two Guards each writing a temp file (the second's handler hands the signal on to the first's):
+    SIGTERM ends the process, as by default, and leaves neither file."""
+    code = ("import os, signal, sys\n"
+            "from rnea_cli.outputs.destinations import Guard, destination\n"
+            "with destination(os.path.join(sys.argv[1], 'a.csv'), Guard(unnamed=False)) as a:\n"
+            "    a.write(b'a')\n"
+            "    with destination(os.path.join(sys.argv[1], 'b.csv'), Guard(unnamed=False)) as b:\n"
+            "        b.write(b'b')\n"
+            "        assert len(os.listdir(sys.argv[1])) == 2\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        while True:\n"
+            "            signal.pause()\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert os.listdir(tmp_path) == []

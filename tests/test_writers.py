@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from conftest import ROBOTS, open_files
+from rnea_cli.errors import RneaError
 from rnea_cli.outputs import writers
-from rnea_cli.outputs.writers import TableWriter
+from rnea_cli.outputs.destinations import NamedStream
+from rnea_cli.outputs.writers import table_writer
 
 doubles = arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 4)),
                  elements=st.floats(allow_nan=False, allow_infinity=False, width=64))
@@ -25,7 +27,7 @@ doubles = arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 4)),
 def written(blocks, background=False):
     stream = io.BytesIO()
     names = [f"c{k}" for k in range(blocks[0].shape[1])]
-    with TableWriter(stream, "csv", names, [(n,) for n in names], background=background) as writer:
+    with table_writer(stream, "csv", names, [(n,) for n in names], background=background) as writer:
         for block in blocks:
             writer.write(block)
     lines = stream.getvalue().decode().splitlines()
@@ -102,7 +104,7 @@ def test_the_writer_queue_is_bounded_and_dropped_on_an_error(monkeypatch):
     block = np.ones((1000, 2))
     stream = io.BytesIO()
     with pytest.raises(RuntimeError, match="stop"):
-        with TableWriter(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True) as writer:
+        with table_writer(stream, "csv", ["a", "b"], [("a",), ("b",)], background=True) as writer:
             writer._pool = pool = ManualPool()
             for k in range(30):
                 writer.write(block)
@@ -115,9 +117,9 @@ def test_the_writer_queue_is_bounded_and_dropped_on_an_error(monkeypatch):
         def write(self, data):
             raise OSError(28, "No space left on device")
 
-    writer = TableWriter(writers._Checked(Full(), "out.csv"), "csv", ["a", "b"], [("a",), ("b",)], background=True)
+    writer = table_writer(NamedStream(Full(), "out.csv"), "csv", ["a", "b"], [("a",), ("b",)], background=True)
     writer._pool = ManualPool()
-    with pytest.raises(writers.RneaError, match="out.csv: cannot write: No space left on device"):
+    with pytest.raises(RneaError, match="out.csv: cannot write: No space left on device"):
         for _ in range(12):
             writer.write(block)
 
@@ -127,9 +129,7 @@ def start_writing(tmp_path, extra=(), name="out.csv", way="unnamed"):
     partly written: (the process, the path of the file being written). way
     'temp': into a hidden temp file, as where there is no O_TMPFILE."""
     rows = "".join(f"{k * 1e-3!r},{k * 1e-4!r},{-k * 1e-4!r}\n" for k in range(400_000))  # ~11 MB
-    code = ("from rnea_cli.outputs import writers; writers._unnamed = lambda folder: None; " if way == "temp" else "") + \
-        "from rnea_cli.cli import run; run()"
-    proc = subprocess.Popen([sys.executable, "-c", code, "torques",
+    proc = subprocess.Popen([sys.executable, "-c", rnea_code(way), "torques",
                              str(ROBOTS / "planar2.urdf"), "-", "--input-format", "csv", "-o",
                              str(tmp_path / name), "-q", *extra], stdin=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=tmp_path)
@@ -151,6 +151,15 @@ def start_writing(tmp_path, extra=(), name="out.csv", way="unnamed"):
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.01)
     pytest.fail("the output was never started")
+
+
+def rnea_code(way):
+    """The Python of `rnea` writing its files one way: 'unnamed' as installed (Linux's O_TMPFILE),
+    'temp' as where there is none, its invocation's Guard told so."""
+    if way == "unnamed":
+        return "from rnea_cli.cli import run; run()"
+    return ("from rnea_cli.cli import main; from rnea_cli.cli.common import Invocation; "
+            "from rnea_cli.outputs.destinations import Guard; main(obj=Invocation(guard=Guard(unnamed=False)))")
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see the output being written")
@@ -187,6 +196,7 @@ def test_a_signal_mid_write_through_a_link_leaves_its_target_whole(tmp_path, sig
     os.symlink("data/real.csv", tmp_path / "out.csv")
     proc, path = start_writing(tmp_path, way=way)
     assert os.path.dirname(path) == str(tmp_path / "data"), path
+    assert os.path.basename(path).startswith(".real.csv." if way == "temp" else "#"), path  # (O_TMPFILE's: #inode)
     stop(proc, signum, status)
     assert (tmp_path / "data" / "real.csv").read_bytes() == b"old\n"
     assert os.readlink(tmp_path / "out.csv") == "data/real.csv"
@@ -202,8 +212,6 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when)
     print 'Exception ignored in ParquetWriter.__del__')."""
     fmt = "parquet"
     import gc
-
-    from rnea_cli.outputs.writers import TableWriter
 
     class Interrupted:  # the last block's future, waited for by close() when Ctrl-C comes
         def __init__(self, job):
@@ -221,7 +229,7 @@ def test_a_dropped_parquet_output_says_nothing_later(tmp_path, background, when)
     try:
         stream = open(tmp_path / f"o.{fmt}", "wb")
         with pytest.raises(KeyboardInterrupt):
-            with TableWriter(stream, fmt, ["a", "b"], [("a",), ("b",)], background=background) as writer:
+            with table_writer(stream, fmt, ["a", "b"], [("a",), ("b",)], background=background) as writer:
                 writer.write(np.ones((10, 2)))
                 if when == "while computing":
                     raise KeyboardInterrupt

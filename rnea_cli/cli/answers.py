@@ -6,7 +6,7 @@ import click
 
 from .group import main
 from .check import limit_check
-from .common import make_console, open_run, say
+from .common import destination, make_console, open_run, say
 from .options import actuator_options, limit_options, quiet_option, trajectory_options, vector3
 
 ACTUATORS_HELP = "YAML per joint (as for check): effort includes friction and armature; motor limits count."
@@ -195,9 +195,9 @@ def compare(effort_is, max_rms, fmt, output, friction, actuators_file, quiet, **
     with contextlib.ExitStack() as stack:
         writer = None
         if output:
-            stream = stack.enter_context(writers.destination(output))
-            writer = stack.enter_context(writers.TableWriter(stream, writers.output_format(output, None),
-                                                             table.names, table.keys))
+            stream = stack.enter_context(destination(output))
+            writer = stack.enter_context(writers.table_writer(stream, writers.output_format(output, None),
+                                                              table.names, table.keys))
         for block in run.blocks():
             measured = measured_torque(block.chunk, factors, traj.label)
             block.residual = measured - block.effort

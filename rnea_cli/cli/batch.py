@@ -45,22 +45,23 @@ def _many(ctx, callback, files, output_dir, jobs, params):  # noqa: ARG001 (call
             raise RneaError(path, None, f"has the same name as {stems[stem]}: their outputs would collide")
         stems[stem] = path
     _read_once(files, params)
-    from ..outputs import writers
+    from ..outputs.destinations import make_folder
 
     if output_dir is not None:
-        writers.make_folder(output_dir)
+        make_folder(output_dir)
+    guard = common.invocation().guard
     for path in files:  # (a worker knows only its own inputs, not an output linked to another's trajectory)
-        writers.protect(path)
+        guard.protect(path)
     work = []
     for path in files:
         one = dict(params, trajectory=path)
         if writes:
             one["output"] = os.path.join(output_dir, _stem(path) + "." + _extension(name, params))
-            writers.refuse_input(one["output"])
+            guard.refuse_input(one["output"])
         one["quiet"] = True  # the summary table says it all
         work.append((name, one))
     jobs = jobs or usable_cores()
-    results = _run_all(work, jobs, [k for k, path in enumerate(files) if not _openable_anywhere(path)])
+    results = _run_all(work, jobs, [k for k, path in enumerate(files) if not _openable_anywhere(path)], guard)
     _gather(name, params, files, results, output_dir)
     codes = [code for code, *_ in results]
     ctx.exit(next((code for code in (70, 2, 1) if code in codes), max(codes)))  # a bug of ours first, then bad input
@@ -111,14 +112,14 @@ def _openable_anywhere(path):
     return path != "-" and not (os.path.abspath(path) + "/").startswith(own)
 
 
-def _run_all(work, jobs, here=()):
+def _run_all(work, jobs, here, guard):
     """The results of the work, in order: in `jobs` worker processes, or here for one job; the
     jobs of `here` (indices) in this process, one after another, while the workers run. Each
     process reads the robot once (its own cache) and runs the engine on one thread: the parallel
-    work is the files'."""
+    work is the files'. Each job's outputs are guarded by a copy of guard (the batch's)."""
     from ..run.session import Models
 
-    one = functools.partial(_one, models=Models())  # (a worker has its own copy, forked or pickled)
+    one = functools.partial(_one, models=Models(), guard=guard)  # (a worker has its own copy, forked or pickled)
     local = [work[k] for k in here]
     away = [job for k, job in enumerate(work) if k not in set(here)]
     results = parallel(one, [(job,) for job in away], jobs, here=(lambda: [one(job) for job in local]) if local else None)
@@ -126,8 +127,9 @@ def _run_all(work, jobs, here=()):
     return [next(mine) if k in set(here) else next(theirs) for k in range(len(work))]
 
 
-def _one(job, models):
-    """(exit status, stdout bytes, stderr text, summary) of one trajectory's command."""
+def _one(job, models, guard):
+    """(exit status, stdout bytes, stderr text, summary) of one trajectory's command, its outputs
+    guarded by a copy of guard: the batch's inputs, and temp files of its own."""
     from .group import handled
 
     from .group import main
@@ -138,7 +140,7 @@ def _one(job, models):
     stdout, stderr = sys.stdout, sys.stderr
     wrapper = sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = err
-    record = common.Invocation(models=models, threads=1)
+    record = common.Invocation(models=models, threads=1, guard=guard.copy())
     try:
         context = click.Context(main.commands[name], info_name=name, obj=record)
         try:

@@ -3,7 +3,7 @@ command shows it (progress, notices), with the invocation's cache of robots and 
 
 import os
 import time as _time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import click
 
@@ -41,16 +41,24 @@ def say(console, text, style=None):
     console.print(printable(text, 4000), markup=False, style=style)
 
 
+def _guard():
+    from ..outputs.destinations import Guard
+
+    return Guard()
+
+
 @dataclass
 class Invocation:
     """What one command is given beyond its options, and what it leaves for the caller: click's
     `ctx.obj`. A lone command gets a fresh one; batch mode (cli/batch.py) gives each file's command
-    one with its process's cache of robots, one engine thread, and reads back the run and check."""
+    one with its process's cache of robots, one engine thread and a copy of the batch's Guard, and
+    reads back the run and check."""
 
     models: object = None  # a session.Models, or None: each robot read when asked
     threads: int | None = None  # the engine's; None: RNEA_THREADS, else the usable cores
     run: object = None  # the Run the command opened
     check: object = None  # the LimitCheck it made
+    guard: object = field(default_factory=_guard)  # the destinations.Guard of its outputs
 
 
 def invocation():
@@ -108,11 +116,9 @@ def open_run(options, console, *, quiet=False, before_reading=None, **computing)
     actuators, wrenches, fixed, split, effort, static."""
     from ..run.session import open_run as opened
 
-    from ..outputs.writers import protect
-
-    for path in (options["robot"], options["trajectory"], computing.get("actuators"), options.get("limits")):
-        protect(path)
     here = invocation()
+    for path in (options["robot"], options["trajectory"], computing.get("actuators"), options.get("limits")):
+        here.guard.protect(path)
     run = opened(options["robot"], options["trajectory"], run_options(options, **computing), models=here.models,
                  before_reading=before_reading)
     context = click.get_current_context(silent=True)
@@ -120,6 +126,13 @@ def open_run(options, console, *, quiet=False, before_reading=None, **computing)
         context.call_on_close(run.traj.close)
     here.run = run  # for the summary of a run among several
     return Shown(run, console, quiet)
+
+
+def destination(path):
+    """The destination (destinations.py) of an output of the command, guarded by its invocation's Guard."""
+    from ..outputs.destinations import destination as guarded
+
+    return guarded(path, invocation().guard)
 
 
 def engine_threads():

@@ -39,7 +39,7 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
     from ..model.jointfile import read_joint_file
     from ..run.limits import KEYS, joint_limits
     from ..model.tree import Coordinates
-    from .common import load_model
+    from .common import destination, invocation, load_model
 
     console = make_console(quiet=quiet)
     if margin > 1:
@@ -49,7 +49,7 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
         raise click.BadParameter(f"{duration:g} s at {rate:g} Hz is more than 50M samples", param_hint="--duration")
     period = ex.periods(duration, period, rate, harmonics)
     for path in (options["robot"], limits_file):  # never an output of this run
-        writers.protect(path)
+        invocation().guard.protect(path)
     model = load_model(options, console)
     coords = Coordinates(model)
     if coords.n == 0:
@@ -73,8 +73,8 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
     (t, q, qd, qdd), result = ex.samples(result, problem, duration, rate)
     names = ["time"] + [f"{p}_{j}" for p in ("q", "qd", "qdd") for j in coords.joint_names]
     keys = [("time",)] + [(p, j) for p in ("q", "qd", "qdd") for j in coords.joint_names]
-    with writers.destination(output) as stream, \
-            writers.TableWriter(stream, writers.output_format(output, fmt), names, keys) as writer:
+    with destination(output) as stream, \
+            writers.table_writer(stream, writers.output_format(output, fmt), names, keys) as writer:
         writer.write(np.column_stack([t, q, qd, qdd]))
     say(console, f"excitation: {len(t)} samples over {duration:g} s ({duration / period:g} period of {period:g} s, "
                  f"{harmonics} harmonics), base parameters {problem.base.rank}")

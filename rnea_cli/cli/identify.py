@@ -43,7 +43,7 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
     import numpy as np
 
     from ..run.answers import identify as ident
-    from ..outputs import writers
+    from .common import destination
     from ..run.answers.compare import current_factors, measured_torque
     from ..errors import RneaError, TrajectoryError
     from ..outputs.identified_urdf import identified_urdf
@@ -116,7 +116,7 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
                        "rms_after": after.tolist()})
     if output:
         text = identified_urdf(options["robot"], model, base.layout, fit.theta)
-        with writers.destination(output) as stream:
+        with destination(output) as stream:
             stream.write(text if isinstance(text, bytes) else text.encode())
     report = _report(model, base, normal, fit, checks, ols)
     if fmt == "json":

@@ -4,7 +4,7 @@ import click
 
 from .group import main
 from .check import limit_check
-from .common import make_console, open_run
+from .common import destination, make_console, open_run
 from .options import actuator_options, limit_options, quiet_option, trajectory_options
 from ..errors import RneaError, shown
 
@@ -41,7 +41,6 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     if output != "-" and os.path.splitext(output)[1].lower() not in (".html", ".htm"):
         raise RneaError(output, None, "the report's name must end in .html (it is an HTML page; - for stdout)")
     need_matplotlib("report")
-    from ..outputs import writers
     from ..run.info import robot_facts, robot_tree
     from ..outputs.pictures.html import document
 
@@ -50,7 +49,7 @@ def report(output, strict, friction, actuators_file, quiet, **options):
     check, recorder = checked_and_recorded(run, options, console)
     facts = robot_facts(run.model)
     page = document(run, check, recorder, strict, facts, "\n".join(robot_tree(facts)))
-    with writers.destination(output) as stream:
+    with destination(output) as stream:
         stream.write(page.encode())
     if not console.quiet:
         console.print(f"report written to {output} ({len(page) / 1e6:.2f} MB)", markup=False)
@@ -76,7 +75,6 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
     need_matplotlib("plot")
     import os
 
-    from ..outputs import writers
     from ..outputs.pictures import figures
 
     fmt = os.path.splitext(output)[1].lower().lstrip(".")
@@ -108,7 +106,7 @@ def plot(output, joints, quantity, friction, actuators_file, quiet, **options):
             values = c.limit if c.quantity == "position" else (c.allowed, -c.allowed)
             for v in values:
                 ax.axhline(v, color=figures.COLORS["limit"], lw=0.8, ls="--")
-    with writers.destination(output) as stream:
+    with destination(output) as stream:
         fig.savefig(stream, format=fmt, dpi=150 if fmt == "png" else 72, metadata={"Creator": None} if fmt != "png"
                     else None)
     plt.close(fig)

@@ -3,7 +3,7 @@
 import click
 
 from .group import main
-from .common import make_console, open_run, say
+from .common import destination, make_console, open_run, say
 from .options import actuator_options, quiet_option, table_output, trajectory_options
 
 
@@ -38,9 +38,9 @@ def torques(output, fmt, friction, actuators_file, split, static, quiet, **optio
         from ..outputs.report import Sparklines
 
         sparks = Sparklines([j.limits.effort or 0.0 for j in coords.joints])
-    with writers.destination(output) as stream, \
-            writers.TableWriter(stream, writers.output_format(output, fmt), table.names, table.keys,
-                                background=True) as writer:
+    with destination(output) as stream, \
+            writers.table_writer(stream, writers.output_format(output, fmt), table.names, table.keys,
+                                 background=True) as writer:
         for block in run.blocks():
             if energy is not None:
                 energy.update(block)
@@ -88,9 +88,9 @@ def wrenches(output, fmt, fixed, quiet, **options):
         say(console, "note: --fixed: the robot has no fixed joint")
     table = wrench_table(joints, traj.has_time)
     force, moment = Peaks(len(joints)), Peaks(len(joints))
-    with writers.destination(output) as stream, \
-            writers.TableWriter(stream, writers.output_format(output, fmt), table.names, table.keys,
-                                background=True) as writer:
+    with destination(output) as stream, \
+            writers.table_writer(stream, writers.output_format(output, fmt), table.names, table.keys,
+                                 background=True) as writer:
         for block in run.blocks():
             W, chunk = block.joint_wrenches, block.chunk
             moment.update(chunk.start, chunk.time, np.hypot.reduce(W[:, :, :3], axis=2))

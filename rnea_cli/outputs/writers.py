@@ -1,20 +1,14 @@
-"""Tables out: CSV (streamed, formatted by polars), JSON, YAML, Parquet and Arrow IPC.
+"""Tables out: CSV (streamed, formatted by polars), JSON, YAML, Parquet and Arrow IPC, one writer
+class per format behind one interface: write(block), close(), and a context manager that closes on
+success and drops what is not yet written on an error. `table_writer` picks the format's.
 
-Every float is written in its shortest round-trip form, so it reads back bit for bit. A file
-is written whole or not at all: on Linux into an unnamed file (O_TMPFILE) that is linked into
-place only once complete, so that no signal, not even SIGKILL, leaves a partial file behind;
-elsewhere into a hidden temp file that a handler removes on SIGTERM, SIGHUP and SIGINT. The file
-replaced is the one a symbolic link names (the link stays), and it keeps its mode and owner.
+Every float is written in its shortest round-trip form, so it reads back bit for bit. Where the
+bytes go is the caller's: a destination (destinations.py) makes a file whole or absent.
 """
 
-import contextlib
-import errno
 import io
 import json
 import os
-import signal
-import stat
-import sys
 
 import numpy as np
 
@@ -27,6 +21,7 @@ EXTENSIONS = {".csv": "csv", ".json": "json", ".yaml": "yaml", ".yml": "yaml", "
 
 
 def output_format(path, explicit=None):
+    """The format asked for, else the one path's extension names (CSV for stdout, or any other)."""
     if explicit:
         return explicit
     if path in (None, "-"):
@@ -34,270 +29,179 @@ def output_format(path, explicit=None):
     return EXTENSIONS.get(os.path.splitext(str(path))[1].lower(), "csv")
 
 
-class _Checked:
-    """A binary stream whose write errors name the output (not 'output', not a temp file)."""
-
-    def __init__(self, stream, label):
-        self.stream, self.label = stream, label
-
-    def write(self, data):
-        try:
-            return self.stream.write(data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise RneaError(self.label, None, f"cannot write: {exc.strerror or exc}") from None
-
-    def flush(self):
-        try:
-            self.stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise RneaError(self.label, None, f"cannot write: {exc.strerror or exc}") from None
-
-    def __getattr__(self, name):
-        return getattr(self.stream, name)
+def table_writer(stream, fmt, names, keys, background=False):
+    """The writer of format fmt (one of FORMATS) into a binary stream. names[k] is column k's name
+    (CSV, Parquet, Arrow), keys[k] its path in a JSON/YAML document, e.g. ("time",) or ("tau",
+    "shoulder"). background: write the blocks in a thread while the caller computes the next (the
+    streamed formats; a document is written whole when closed)."""
+    return WRITERS[fmt](stream, names, keys, background)
 
 
-INPUTS = set()  # (device, inode) of the files this run reads: never an output
+class TableWriter:
+    """Writes named float columns, a block of rows at a time (the interface of every format)."""
 
+    def __init__(self, stream, names, keys, background=False):  # noqa: ARG002 (background: a streamed format's)
+        self.stream, self.names, self.keys = stream, names, keys
 
-def protect(path):
-    """Mark a file this run reads, so that `destination` refuses to write over it."""
-    try:
-        if path not in (None, "-"):
-            info = os.stat(path)
-            INPUTS.add((info.st_dev, info.st_ino))
-    except (OSError, TypeError, ValueError):
-        pass  # not a file (yet): its reader says what is wrong
+    def write(self, block):
+        """block: (N, len(names)) floats."""
+        raise NotImplementedError
 
+    def close(self):
+        """Write what is left (a footer, a whole document)."""
+        raise NotImplementedError
 
-def refuse_input(path):
-    """An error if path is (or links to, or is a hard link of) a file this run reads."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return
-    if (info.st_dev, info.st_ino) in INPUTS:
-        raise RneaError(path, None, "is an input of this run (the robot, a trajectory or a YAML file): the output "
-                                    "must go elsewhere")
+    def _drop(self):
+        """After an error: write nothing more."""
 
+    def __enter__(self):
+        return self
 
-@contextlib.contextmanager
-def destination(path):
-    """A binary stream for path ('-' or None: stdout). A regular file (the one a symbolic link
-    names) appears, or is replaced keeping its mode and owner, only if the block succeeds; a device
-    or pipe (/dev/null, a FIFO) is written in place."""
-    if path in (None, "-"):
-        stdout = getattr(sys.stdout, "buffer", None)
-        if stdout is None or stdout.closed:
-            raise RneaError("<stdout>", None, "standard output is closed (use -o FILE)")
-        yield _Checked(stdout, "<stdout>")
-        _Checked(stdout, "<stdout>").flush()
-        return
-    path = os.fspath(path)
-    if not path:
-        raise RneaError("-o", None, "the output file name is empty")
-    target = _target(path)
-    old = _existing(target)
-    if old is not None and stat.S_ISDIR(old.st_mode):
-        raise RneaError(path, None, "cannot write: is a directory")
-    refuse_input(path)
-    _refuse_read_only(path, target, old)
-    if old is not None and not stat.S_ISREG(old.st_mode):
-        try:
-            stream = open(target, "wb")
-        except OSError as exc:
-            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-        with _closing(stream):
-            yield _Checked(stream, path)
-            _Checked(stream, path).flush()
-        return
-    if old is not None and old.st_nlink > 1:
-        raise RneaError(path, None, f"cannot write: it has {old.st_nlink - 1} more hard link(s), which a new file "
-                                    "in its place would leave with the old content (remove it first, or write "
-                                    "elsewhere)")
-    folder = os.path.dirname(target)
-    fd = _unnamed(folder)
-    if fd is not None:
-        yield from _write_unnamed(fd, path, target, old)
-    else:
-        yield from _write_temp(folder, path, target, old)
-
-
-def _target(path):
-    """The file path names, as an absolute path through every symbolic link (a relative one read
-    from its link's folder), so that the new file is made beside that file, on its file system,
-    and renamed over it, not over the link. A dangling link names the file it would point to."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-    except ValueError:
-        pass  # (a NUL in the name: open() says so)
-    return os.path.realpath(path)
-
-
-def _existing(target):
-    """Its stat info, or None where there is no such file (yet)."""
-    try:
-        return os.stat(target)
-    except (OSError, ValueError):
-        return None
-
-
-def _refuse_read_only(path, target, old):
-    """Refuse an output the shell's > would refuse, "Permission denied": a file, or the folder its
-    new version is made in, that this process may not write. Root may write anything, so for root
-    too a file or folder without a write bit for anyone is refused: its owner meant it to stay."""
-    if old is not None and _read_only(target, old, os.W_OK):
-        whom = target if os.path.islink(path) else "the file"
-        raise RneaError(path, None, f"cannot write: Permission denied ({whom} is read-only)")
-    if old is not None and not stat.S_ISREG(old.st_mode):
-        return  # a device or pipe is written in place
-    folder = os.path.dirname(target)
-    there = _existing(folder)
-    if there is not None and _read_only(folder, there, os.W_OK | os.X_OK):
-        raise RneaError(path, None, f"cannot write: Permission denied (its folder {folder} is read-only)")
-
-
-def _read_only(path, info, access):
-    """Whether this process may not write path (stat info), or no one may (no write bit)."""
-    effective = os.access in os.supports_effective_ids
-    return not info.st_mode & 0o222 or not os.access(path, access, effective_ids=effective)
-
-
-def make_folder(path):
-    """The folder --output-dir names, made as `mkdir -p` would, but not in a read-only folder (as
-    a file is not: root too)."""
-    if not os.path.isdir(path):
-        parent = os.path.dirname(os.path.realpath(path))
-        while not os.path.isdir(parent):  # (the root is one)
-            parent = os.path.dirname(parent)
-        if _read_only(parent, os.stat(parent), os.W_OK | os.X_OK):
-            raise RneaError(path, None, f"cannot make the folder: Permission denied ({parent} is read-only)")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise RneaError(path, None, f"cannot make the folder: {exc.strerror}") from None
-
-
-def _mode():
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask  # as open() would make it
-
-
-def _keep(file, old):
-    """Give the new file (a descriptor, or a path) the mode of the one it replaces (stat info; None:
-    there is none), and its owner and group as far as this process may (root: both; others: a
-    group they are in)."""
-    if old is None:
-        return
-    if hasattr(os, "chown"):
-        for owner in (old.st_uid, -1):
+    def __exit__(self, kind, error, trace):
+        if kind is None:
             try:
-                os.chown(file, owner, old.st_gid)
-                break
-            except OSError:
-                continue
-    os.chmod(file, stat.S_IMODE(old.st_mode))  # after chown, which clears set-user/group-ID
-
-
-def _unnamed(folder):
-    """A file descriptor of an unnamed file in folder (Linux O_TMPFILE), or None where there is none."""
-    if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
-        return None
-    try:
-        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, _mode())
-    except OSError:
-        return None  # a file system without O_TMPFILE support; or no such folder (said by _write_temp)
-
-
-@contextlib.contextmanager
-def _closing(stream):
-    """Close the stream after the block; if the block failed, a failure to flush on closing does
-    not hide its error (a full disk fails the write first, then the close)."""
-    try:
-        yield stream
-    finally:
-        try:
-            stream.close()
-        except OSError:
-            if sys.exc_info()[0] is None:
-                raise
-
-
-def _write_unnamed(fd, path, target, old):
-    with _closing(os.fdopen(fd, "wb")) as stream:
-        yield _Checked(stream, path)
-        _Checked(stream, path).flush()
-        # complete: give it a name. link() refuses an existing name, so over one go through a
-        # hidden name and a rename (atomic). A dir_fd makes Python call linkat(AT_SYMLINK_FOLLOW),
-        # which links the file /proc/self/fd/N stands for, not the link itself
-        folder, name = os.path.split(target)
-        source = f"/proc/self/fd/{fd}"
-        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            _keep(fd, old)
-            try:
-                os.link(source, name, dst_dir_fd=directory, follow_symlinks=True)
+                self.close()
                 return
-            except FileExistsError:
-                pass
-            tmp = f".{name}.{os.getpid()}.tmp"
-            try:
-                os.link(source, tmp, dst_dir_fd=directory, follow_symlinks=True)
-                os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=directory)
+            except BaseException:  # a failed write, or Ctrl-C while the last blocks are written
+                self._drop()
                 raise
-        except OSError as exc:
-            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-        finally:
-            os.close(directory)
+        self._drop()
+
+    def _empty(self):
+        return np.empty((0, len(self.names)))
 
 
-_TEMPS = set()  # temp files to remove if a signal ends the process (where there is no O_TMPFILE)
+class _Streamed(TableWriter):
+    """A format written block by block as they come, in a writer thread if asked (at most
+    IN_FLIGHT_BYTES of blocks waiting for it); subclasses write a block (`_write`) and the end (`_end`)."""
 
+    def __init__(self, stream, names, keys, background=False):
+        super().__init__(stream, names, keys)
+        self._pending, self._pool = [], None
+        if background:  # written in a thread while the next block is computed
+            from concurrent.futures import ThreadPoolExecutor
 
-def _remove_temps(signum, frame):
-    for tmp in list(_TEMPS):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-writer")
 
+    def write(self, block):
+        if self._pool is None:
+            self._write(block)
+            return
+        # blocks in flight: bounded memory; a failed write raises here at once
+        while self._pending and (self._pending[0][0].done() or
+                                 sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
+            self._pending.pop(0)[0].result()
+        self._pending.append((self._pool.submit(self._write, block), block.nbytes))
 
-def _write_temp(folder, path, target, old):
-    try:
-        import tempfile  # only where there is no O_TMPFILE
-
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    except OSError as exc:
-        raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-    _TEMPS.add(tmp)
-    for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
-        if signum is not None and signal.getsignal(signum) in (signal.SIG_DFL, None):
-            with contextlib.suppress(ValueError):  # not the main thread
-                signal.signal(signum, _remove_temps)
-    try:
-        with _closing(os.fdopen(fd, "wb")) as stream:
-            yield _Checked(stream, path)
-            _Checked(stream, path).flush()
+    def close(self):
         try:
-            os.chmod(tmp, _mode())  # (mkstemp's is 0600)
-            _keep(tmp, old)
-            os.replace(tmp, target)
+            for job, _ in self._pending:
+                job.result()
+        finally:
+            self._stop()
+        self._end()
+
+    def _drop(self):
+        self._stop()
+
+    def _stop(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class CsvWriter(_Streamed):
+    """CSV formatted by polars: shortest round-trip digits, one notation for every value of a file
+    whatever its blocks; the header written with the first rows, so that a bad input prints nothing."""
+
+    def __init__(self, stream, names, keys, background=False):
+        super().__init__(stream, names, keys, background)
+        self._header = True
+
+    def _write(self, block):
+        import polars as pl
+
+        if self._header:
+            self._header = False
+            self.stream.write((",".join(_csv_name(n) for n in self.names) + "\n").encode())
+        if len(block):  # formatted into memory, then written through the stream that names the output
+            text = io.BytesIO()
+            pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])}).write_csv(text, include_header=False)
+            self.stream.write(text.getbuffer())
+
+    def _end(self):
+        self._write(self._empty())
+
+
+def _csv_name(name):
+    """A header cell: quoted when it holds a delimiter, quote or line break."""
+    return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\r\n') else name
+
+
+class _ArrowFile(_Streamed):
+    """A file pyarrow writes, a table per block (Parquet, Arrow IPC); subclasses open pyarrow's
+    writer (`_open`). Dropped after an error, it writes no footer (`_drop`)."""
+
+    def __init__(self, stream, names, keys, background=False):
+        super().__init__(stream, names, keys, background)
+        self._arrow = self._sink = None
+
+    def _write(self, block):
+        import pyarrow as pa
+
+        table = pa.Table.from_arrays([arrow_of(block[:, k]) for k in range(block.shape[1])], names=list(self.names))
+        try:
+            if self._arrow is None:
+                self._sink = _Sink(getattr(self.stream, "stream", self.stream))
+                self._arrow = self._open(self._sink, table.schema)
+            self._arrow.write_table(table)
         except OSError as exc:
-            raise RneaError(path, None, f"cannot write: {exc.strerror}") from None
-    finally:
-        _TEMPS.discard(tmp)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            raise self._error(exc) from None
+
+    def _end(self):
+        if self._arrow is None:
+            self._write(self._empty())
+        try:
+            self._arrow.close()
+        except OSError as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc):
+        return RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}")
+
+    def _drop(self):
+        """No more output than was already on its way, and no footer: a Parquet writer freed writes
+        one, which would make a cut-off table on stdout read as whole (or, into a closed file at
+        garbage collection, print "Exception ignored")."""
+        try:
+            super()._drop()
+        finally:
+            if self._arrow is not None:
+                self._sink.dropped = True
+                self._arrow = None
+
+
+class ParquetWriter(_ArrowFile):
+    def _open(self, sink, schema):
+        import pyarrow.parquet as pq
+
+        # no dictionary pages: computed doubles hardly repeat, and trying them cost 3-4x the
+        # writing time and a larger file (benchmarks/README.md)
+        return pq.ParquetWriter(sink, schema, use_dictionary=False)
+
+
+class ArrowWriter(_ArrowFile):
+    def _open(self, sink, schema):
+        import pyarrow as pa
+
+        return pa.ipc.new_file(sink, schema)
+
+
+def arrow_of(values):
+    """A pyarrow float64 array over a numpy array's memory (pa.array would import pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
 
 
 class _Sink:
@@ -324,127 +228,39 @@ class _Sink:
         self.closed = True
 
 
-class TableWriter:
-    """Writes named float columns; `keys[k]` is the path of column k in a JSON/YAML document,
-    e.g. ("time",) or ("tau", "shoulder"); CSV, Parquet and Arrow use `names[k]`. As a context
-    manager it closes on success, and on an error drops the blocks not yet written."""
+class _Document(TableWriter):
+    """A JSON or YAML document {key: column}, nested by the keys' paths, written whole when closed;
+    subclasses give its text (`_text`)."""
 
-    def __init__(self, stream, fmt, names, keys, background=False):
-        self.stream, self.fmt, self.names, self.keys = stream, fmt, names, keys
-        self.blocks, self._pending, self._pool, self._arrow = [], [], None, None
-        if background and fmt in ("csv", "parquet", "arrow"):  # written in a thread while the next block is computed
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-writer")
-        self._header = fmt == "csv"
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.blocks = []
 
     def write(self, block):
-        """block: (N, len(names)) floats."""
-        if self.fmt in ("json", "yaml"):
-            self.blocks.append(np.array(block, dtype=float))
-            return
-        write = self._write_csv if self.fmt == "csv" else self._write_arrow
-        if self._pool is None:
-            write(block)
-            return
-        # blocks in flight: bounded memory; a failed write raises here at once
-        while self._pending and (self._pending[0][0].done() or
-                                 sum(n for _, n in self._pending) + block.nbytes > IN_FLIGHT_BYTES):
-            self._pending.pop(0)[0].result()
-        self._pending.append((self._pool.submit(write, block), block.nbytes))
-
-    def _write_csv(self, block):
-        import polars as pl  # shortest round-trip digits, one notation for every value of a file
-
-        if self._header:  # written with the first rows, so a bad input prints nothing
-            self._header = False
-            self.stream.write((",".join(_csv_name(n) for n in self.names) + "\n").encode())
-        if len(block):  # formatted into memory, then written through the stream that names the output
-            text = io.BytesIO()
-            pl.DataFrame({f"c{k}": block[:, k] for k in range(block.shape[1])}).write_csv(text, include_header=False)
-            self.stream.write(text.getbuffer())
-
-    def _write_arrow(self, block):
-        import pyarrow as pa
-
-        from ..trajectory.sources.tables import arrow_of
-
-        table = pa.Table.from_arrays([arrow_of(block[:, k]) for k in range(block.shape[1])], names=list(self.names))
-        try:
-            if self._arrow is None:
-                self._sink = _Sink(getattr(self.stream, "stream", self.stream))
-                if self.fmt == "parquet":
-                    import pyarrow.parquet as pq
-
-                    # no dictionary pages: computed doubles hardly repeat, and trying them cost 3-4x
-                    # the writing time and a larger file (benchmarks/README.md)
-                    self._arrow = pq.ParquetWriter(self._sink, table.schema, use_dictionary=False)
-                else:
-                    self._arrow = pa.ipc.new_file(self._sink, table.schema)
-            self._arrow.write_table(table)
-        except OSError as exc:
-            raise RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}") from None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, trace):
-        if kind is None:
-            try:
-                self.close()
-                return
-            except BaseException:  # a failed write, or Ctrl-C while the last blocks are written
-                self._drop()
-                raise
-        self._drop()
-
-    def _drop(self):
-        """After an error: no more output than was already on its way, and no footer: a Parquet
-        writer freed writes one, which would make a cut-off table on stdout read as whole (or, into
-        a closed file at garbage collection, print "Exception ignored")."""
-        try:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True, cancel_futures=True)
-        finally:
-            if self._arrow is not None:
-                self._sink.dropped = True
-                self._arrow = None
+        self.blocks.append(np.array(block, dtype=float))
 
     def close(self):
-        try:
-            for job, _ in self._pending:
-                job.result()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True, cancel_futures=True)
-        if self.fmt == "csv":
-            self._write_csv(np.empty((0, len(self.names))))
-            return
-        if self.fmt in ("parquet", "arrow"):
-            if self._arrow is None:
-                self._write_arrow(np.empty((0, len(self.names))))
-            try:
-                self._arrow.close()
-            except OSError as exc:
-                raise RneaError(getattr(self.stream, "label", "output"), None, f"cannot write: {exc}") from None
-            return
-        data = np.concatenate(self.blocks) if self.blocks else np.empty((0, len(self.names)))
+        data = np.concatenate(self.blocks) if self.blocks else self._empty()
         doc = {}
         for k, key in enumerate(self.keys):
             node = doc
             for part in key[:-1]:
                 node = node.setdefault(part, {})
             node[key[-1]] = data[:, k].tolist()
-        if self.fmt == "json":
-            text = json.dumps(doc) + "\n"
-        else:
-            import yaml
-
-            dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-            text = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
-        self.stream.write(text.encode())
+        self.stream.write(self._text(doc).encode())
 
 
-def _csv_name(name):
-    """A header cell: quoted when it holds a delimiter, quote or line break."""
-    return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\r\n') else name
+class JsonWriter(_Document):
+    def _text(self, doc):
+        return json.dumps(doc) + "\n"
+
+
+class YamlWriter(_Document):
+    def _text(self, doc):
+        import yaml
+
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        return yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
+
+
+WRITERS = {"csv": CsvWriter, "json": JsonWriter, "yaml": YamlWriter, "parquet": ParquetWriter, "arrow": ArrowWriter}

@@ -138,14 +138,6 @@ def numbers_of(column, dtype=np.float64):
     return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column), offset=8 * column.offset)
 
 
-def arrow_of(values):
-    """A pyarrow float64 array over a numpy array's memory (pa.array would import pandas)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    return pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
-
-
 def _first_line(exc):
     return str(exc).strip().split("\n")[0][:300]
 
