@@ -98,3 +98,52 @@ def test_every_subpackage_is_a_layer_and_every_module_beside_them_is_below_them(
     modules = {f"rnea_cli.{p.stem}" for p in package.glob("*.py") if p.name != "__init__.py"}
     assert set(layers["layers"]) == folders
     assert set(beside["source_modules"]) == modules and set(beside["forbidden_modules"]) == folders
+
+
+def _state(tree, where):
+    """What a module's syntax shows of state kept between calls: `global` statements, names bound
+    at module level to an empty list, dict or set (a registry filled at run time), and writes to
+    os.environ (setting, deleting, setdefault, putenv)."""
+    empty = (ast.List, ast.Dict, ast.Set)
+    found = [f"{where}:{n.lineno}: global {', '.join(n.names)}" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    for node in tree.body:
+        value = getattr(node, "value", None)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and value is not None and (
+                isinstance(value, empty) and not getattr(value, "elts", getattr(value, "keys", None))
+                or isinstance(value, ast.Call) and getattr(value.func, "id", None) in ("set", "dict", "list")
+                and not value.args):
+            found.append(f"{where}:{node.lineno}: an empty container at module level")
+    for node in ast.walk(tree):
+        target = node.value if isinstance(node, ast.Subscript) else node.func.value if isinstance(
+            node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "setdefault", "update", "pop", "clear") else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "putenv":
+            found.append(f"{where}:{node.lineno}: os.putenv")
+        if isinstance(target, ast.Attribute) and target.attr == "environ" and (
+                not isinstance(node, ast.Subscript) or isinstance(node.ctx, (ast.Store, ast.Del))):
+            found.append(f"{where}:{node.lineno}: writes os.environ")
+    return found
+
+
+# The two writes of the environment that are not state: the console script sets OpenBLAS's threads
+# before numpy is first imported (nothing later can), and the xacro child process empties its own
+# environment of what the xacro file may not read, just before it expands it.
+ALLOWED = {("rnea_cli/cli/__init__.py", "writes os.environ"), ("rnea_cli/model/xacro_expand.py", "writes os.environ")}
+
+
+def test_no_module_keeps_state_between_calls():
+    found = []
+    for path in sorted((ROOT / "rnea_cli").rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        found += [f for f in _state(ast.parse(path.read_text()), where)
+                  if (where, f.split(": ", 1)[1]) not in ALLOWED]
+    assert found == []
+
+
+def test_the_state_finder_finds_state():
+    text = ("import os\nREGISTRY = {}\nSEEN: set = set()\nCONSTANT = {'a': 1}\ndef f():\n    global X\n"
+            "    os.environ['A'] = '1'\n    os.environ.setdefault('B', '2')\n    del os.environ['C']\n"
+            "    os.putenv('D', '3')\n    return os.environ['E'], os.environ.get('F')\n")
+    found = _state(ast.parse(text), "m.py")
+    assert [f.split(": ", 1)[0] for f in found] == ["m.py:6", "m.py:2", "m.py:3", "m.py:7", "m.py:8", "m.py:9",
+                                                    "m.py:10"], found
