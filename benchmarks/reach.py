@@ -133,7 +133,8 @@ def many_files(count, rows, joint_names):
 def engine_threads(samples=1_000_000):
     """The engine on one big array: threads=2 against threads=1, in-process, best of 5 taking turns."""
     from rnea_cli import load_urdf
-    from rnea_cli.dynamics.engine import Workspace, inverse_dynamics
+    from rnea_cli.dynamics.engine import inverse_dynamics
+    from rnea_cli.dynamics.workspace import Workspace
 
     model = load_urdf(bench.ARM)
     rng = np.random.default_rng(1)

@@ -10,7 +10,7 @@ from .errors import RneaError, TrajectoryError, URDFError, URDFWarning
 
 _LAZY = {
     "Coordinates": "model.tree", "Joint": "model.tree", "Limits": "model.tree", "Mimic": "model.tree",
-    "Model": "model.tree", "Dynamics": "dynamics.engine", "Workspace": "dynamics.engine",
+    "Model": "model.tree", "Dynamics": "dynamics.engine", "Workspace": "dynamics.workspace",
     "inverse_dynamics": "dynamics.engine", "rnea": "dynamics.engine", "rnea_reference": "dynamics.reference",
     "load_urdf": "model.urdf", "load_robot": "model.robot", "Pipeline": "run.pipeline",
     "open_source": "trajectory.sources", "open_trajectory": "trajectory.open", "torques_frame": "run.dataframes",

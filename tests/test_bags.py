@@ -256,11 +256,11 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
     and stamps out of order across it; a bad message in the first or the last part is named by
     its index among all the topic's messages. A ROS 1 bag (indexed whole by every reader) is read
     by one."""
-    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.sources import bagparts, bags
     from rnea_cli.trajectory.open import open_trajectory
 
-    monkeypatch.setattr(bags, "PART", 100)  # 602 messages: three parts
-    calls, parts_of = [], bags._parts
+    monkeypatch.setattr(bagparts, "PART", 100)  # 602 messages: three parts
+    calls, parts_of = [], bagparts.parts
 
     def on_messages(reader, connections, workers):  # the real parts' bounds, moved onto messages
         parts = parts_of(reader, connections, workers)
@@ -268,7 +268,7 @@ def test_a_large_topic_read_in_parts_by_several_processes_is_the_same(tmp_path, 
         return parts if len(parts) == 1 else [(None, T0 + 400_000_000), (T0 + 400_000_000, T0 + 800_000_000),
                                               (T0 + 800_000_000, None)]
 
-    monkeypatch.setattr(bags, "_parts", on_messages)
+    monkeypatch.setattr(bagparts, "parts", on_messages)
     read_here = spy_reads(monkeypatch)
     bag, _ = parts_bag(bag_path(tmp_path, fmt), fmt)
     alone = open_trajectory(bag, MODEL, workers=1)
@@ -299,10 +299,10 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     the parts are cut where the index of log times (.db3) or the chunk index (MCAP) puts the joints'
     messages (split by the bag's time, the first part would hold none), and they read back what one
     reader reads."""
-    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.sources import bagparts, bags
     from rnea_cli.trajectory.open import open_trajectory
 
-    monkeypatch.setattr(bags, "PART", 100)
+    monkeypatch.setattr(bagparts, "PART", 100)
     writer = BagWriter(bag_path(tmp_path, fmt), fmt)
     image = writer.store.types["std_msgs/msg/String"](data="x" * 50_000)  # 20 to a chunk (1 MiB)
     joints = []
@@ -317,11 +317,11 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     reader = bags._open_reader(writer.writer.path, "run")
     try:
         connections = [c for c in reader.connections if c.topic == "/joint_states"]
-        storage = bags._storage_files(reader)[0]
+        storage = bagparts._storage_files(reader)[0]
         ids = {c.id for c in storage.connections if c.topic == "/joint_states"}
-        assert len(bags._topic_chunks(storage, ids)) >= 2 if fmt == "mcap" else bags._db3_cuts(storage, ids, 2)
+        assert len(bagparts._topic_chunks(storage, ids)) >= 2 if fmt == "mcap" else bagparts._db3_cuts(storage, ids, 2)
         for n in (2, 3):
-            parts = bags._parts(reader, connections, n)
+            parts = bagparts.parts(reader, connections, n)
             assert len(parts) == n
             held = [sum((a is None or t >= a) and (b is None or t < b) for t in joints) for a, b in parts]
             assert sum(held) == len(joints) and min(held) >= len(joints) / (2 * n), (parts, held)
@@ -339,7 +339,8 @@ def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
     import sys
 
     bag, _ = parts_bag(bag_path(tmp_path, "mcap"), "mcap")
-    code = ("import sys, rnea_cli.trajectory.sources.bags as b, rnea_cli.workers as w; b.PART = 100; go, read = w.parallel, b._read\n"
+    code = ("import sys, rnea_cli.trajectory.sources.bags as b, rnea_cli.workers as w\n"
+            "import rnea_cli.trajectory.sources.bagparts as p; p.PART = 100; go, read = w.parallel, b._read\n"
             "def spy(*a, **k):\n    print('forked' if 'polars' not in sys.modules else 'spawned', file=sys.stderr)\n"
             "    return go(*a, **k)\n"
             "def reads(*a):\n    print('read', a[3], a[4], file=sys.stderr)\n    return read(*a)\n"
@@ -369,10 +370,11 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
     import sys
 
     bag, times = parts_bag(bag_path(tmp_path, "mcap"), "mcap", bad_at=0.2)
-    code = ("import signal, rnea_cli.trajectory.sources.bags as b; b.PART = 100\n"
+    code = ("import signal, rnea_cli.trajectory.sources.bags as b, rnea_cli.trajectory.sources.bagparts as p\n"
+            "p.PART = 100\n"
             "def forever(*a):\n    signal.pause()\n"  # the second part's worker: never done
-            "parts = b._parts\ndef said(*a):\n    out = parts(*a)\n    print(f'{len(out)} parts', file=__import__('sys')"
-            ".stderr)\n    return out\nb._parts = said\n"
+            "parts = p.parts\ndef said(*a):\n    out = parts(*a)\n    print(f'{len(out)} parts', file=__import__('sys')"
+            ".stderr)\n    return out\np.parts = said\n"
             "b._read_part = forever\nfrom rnea_cli.cli import run; run()")
     try:
         result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o",
@@ -390,10 +392,10 @@ def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
 def test_a_value_that_is_not_finite_names_its_message(tmp_path, fmt, monkeypatch):
     """NaN in one message's position, infinity in one of the other publisher's efforts: each named
     by the message's index among all the topic's messages, read by one reader or in parts."""
-    from rnea_cli.trajectory.sources import bags
+    from rnea_cli.trajectory.sources import bagparts, bags
     from rnea_cli.trajectory.open import open_trajectory
 
-    monkeypatch.setattr(bags, "PART", 100)
+    monkeypatch.setattr(bagparts, "PART", 100)
     # messages counted across the batches decoded together: in this process (spawned workers, fresh
     # from a module that imported polars, decode with the default batch)
     monkeypatch.setattr(bags, "READ_AT_ONCE", 64)

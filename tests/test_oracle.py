@@ -11,6 +11,7 @@ from conftest import corpus_params, load, need_corpus
 from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_base, random_motion
 from random_urdf import random_urdf
 from rnea_cli.dynamics import engine
+from rnea_cli.dynamics.workspace import Workspace
 from rnea_cli import load_urdf, rnea, rnea_reference
 
 GRAVITIES = [pytest.param((0.0, 0.0, -9.81), id="gravity"), pytest.param((0.0, 0.0, 0.0), id="no-gravity"),
@@ -67,7 +68,7 @@ def test_a_workspace_reused_threads_and_chunk_lengths_change_no_bit(monkeypatch)
     motions = [random_motion(rng, N, load_urdf(xml).n) for N in (40, 3, 16, 17, 1, 40)]
     fresh = [rnea(load_urdf(xml), *m) for m in motions]
     model = load_urdf(xml)
-    workspace = engine.Workspace(model)
+    workspace = Workspace(model)
     for m, expected in zip(motions, fresh):
         np.testing.assert_array_equal(rnea(model, *m, workspace=workspace), expected)
         np.testing.assert_array_equal(engine.inverse_dynamics(model, *m, workspace=workspace, threads=3).tau,

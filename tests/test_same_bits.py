@@ -26,8 +26,8 @@ from rnea_cli.dynamics.kinematics import body_placements
 
 # The modules whose arithmetic reaches the torques, the joint and base wrenches and the placements,
 # and what the trajectory's q, qd, qdd are made of (derived rates, a floating base, --smooth)
-NUMERIC = ("dynamics/engine.py", "dynamics/spatial.py", "dynamics/kinematics.py", "trajectory/derive.py",
-           "trajectory/smoothing.py")
+NUMERIC = ("dynamics/engine.py", "dynamics/workspace.py", "dynamics/spatial.py", "dynamics/kinematics.py",
+           "trajectory/derive.py", "trajectory/smoothing.py")
 # numpy calls whose result can differ by CPU (a BLAS kernel, a SIMD or libm transcendental) or by
 # the length of the call (a pairwise or vectorised reduction)
 VARYING = {"matmul", "dot", "vdot", "inner", "einsum", "tensordot", "linalg", "sum", "prod", "mean", "cumsum",

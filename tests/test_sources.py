@@ -200,9 +200,9 @@ def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
 def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
     """A macro that calls itself twice, 30 levels deep, would run for hours: it is stopped at the
     time limit (made short here), with one line."""
-    from rnea_cli.model import xacro_expand
+    from rnea_cli.model import xacro_child
 
-    monkeypatch.setattr(xacro_expand, "TIMEOUT", 2.0)
+    monkeypatch.setattr(xacro_child, "TIMEOUT", 2.0)
     levels = "".join(f'<xacro:macro name="m{k}"><xacro:m{k + 1}/><xacro:m{k + 1}/></xacro:macro>' for k in range(30))
     robot = tmp_path / "tree.urdf.xacro"
     robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">{levels}'

@@ -111,12 +111,12 @@ def test_the_engines_body_force_is_i_a_plus_v_cross_i_v(m, c, moments, v, a):
     non-physical) inertia."""
     from types import SimpleNamespace
 
-    from rnea_cli.dynamics import engine
+    from rnea_cli.dynamics import engine, workspace
 
     Ic = np.array([[moments[0], moments[3], moments[4]], [moments[3], moments[1], moments[5]],
                    [moments[4], moments[5], moments[2]]])
     I = spatial.mcI(m, c, Ic)
-    plan = SimpleNamespace(inertia=[engine.Linear(I)])
+    plan = SimpleNamespace(inertia=[workspace.Linear(I)])
     va = np.stack([v.reshape(2, 3), a.reshape(2, 3)], axis=-1)[None, ..., None]  # (1, 2, 3, 2, 1): [v, a]
     f = np.empty((1, 2, 3, 1))
     engine._body_forces(plan, va, np.empty_like(va), f, np.empty((1, 2, 1)), 1)

@@ -341,13 +341,13 @@ def test_the_interpreter_refuses_the_rest(text, message):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the sandbox is for the forked child")
 def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
-    """What the child of an expansion gives up, tried from a child after xacro_expand._confine:
+    """What the child of an expansion gives up, tried from a child after xacro_child._confine:
     writes, programs and reads outside the robot's folder and Python's (Landlock 1), TCP (Landlock 4),
     signals out (Landlock 6), any socket (seccomp), the descriptors it inherited, the environment but
     what is allowed."""
     import platform
 
-    from rnea_cli.model import xacro_expand
+    from rnea_cli.model import xacro_child, xacro_hooks
 
     abi = sandbox.landlock_abi()
     if abi == 0:
@@ -363,7 +363,7 @@ def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
     pid = os.fork()
     if pid == 0:  # the child: never back into pytest
         try:
-            xacro_expand._confine(write, xacro_expand._Files(path, {}), frozenset({"ROBOT_PREFIX"}))
+            xacro_child._confine(write, xacro_hooks.Files(path, {}), frozenset({"ROBOT_PREFIX"}))
             outcome = {"environment": sorted(os.environ)}
         except BaseException as exc:
             outcome = {"environment": repr(exc)}

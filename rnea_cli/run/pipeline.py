@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actuators
-from ..dynamics.engine import GRAVITY, Workspace, inverse_dynamics
+from ..dynamics.engine import GRAVITY, inverse_dynamics
 from ..dynamics.spatial import MAX_ANGLE, beyond_max_angle
+from ..dynamics.workspace import Workspace
 from ..errors import TrajectoryError
 from ..dynamics.kinematics import link_wrenches_to_bodies
 from ..model.tree import Coordinates
