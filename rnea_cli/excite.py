@@ -428,9 +428,10 @@ def excite(problem, *, steps=STEPS, starts=STARTS, seed=0):
                                                    "limits leave too little motion to see every base parameter")
     first = min(regular, key=lambda k: spreads[k])  # the first of equal spreads: a rule on exact bits
     best = _descend(problem, held[first], steps)
-    refilled = problem.feasible(problem.filled(best))  # the search's fill is smooth, a little short of the bounds
-    if refilled is not None and problem.spread(refilled) < problem.spread(best):
-        best = refilled
+    if best is not held[first]:  # a step was kept: its fill was smooth, a little short of the bounds
+        refilled = problem.feasible(problem.filled(best))
+        if refilled is not None and problem.spread(refilled) < problem.spread(best):
+            best = refilled
     conditions = sorted(problem.condition(f) for f in held)
     median = conditions[len(conditions) // 2] if len(conditions) % 2 else \
         (conditions[len(conditions) // 2 - 1] + conditions[len(conditions) // 2]) / 2
