@@ -358,27 +358,24 @@ class Problem:
         return value, np.concatenate([free_a.ravel(), free_b.ravel()]), fourier
 
     def _coefficient_gradient(self, fourier, Z):
-        """(n, 2 H) d log spread / d (a, b) from Z = d log spread / dW: W's derivatives in each
-        joint's q, qd (central differences of FD) and qdd (W is linear in it) at every grid sample at
-        once, the Coulomb columns' (a sign) taken as 0."""
+        """(n, 2 H) d log spread / d (a, b) from Z = d log spread / dW (N, rows, rank): W's
+        derivatives in one joint's q, qd (central differences of FD) or qdd (forward by 1: W is
+        linear in it) at every grid sample at once, contracted with Z sample by sample, then with
+        the basis of each coefficient."""
         motion = fourier.motion(self.grid)
         W = self.regressor(*motion, smooth=True)
         N, n = len(self.grid), self.coords.n
-        E = np.empty((3, N, n))
+        E = np.empty((3, N, n))  # d log spread / d (q, qd, qdd)_j at each sample
         for kind, h in enumerate((FD, FD, 1.0)):
             for j in range(n):
-                up, down = list(motion), list(motion)
-                up[kind] = motion[kind].copy()
-                up[kind][:, j] += h
-                if kind < 2:
-                    down[kind] = motion[kind].copy()
-                    down[kind][:, j] -= h
-                    dW = (self.regressor(*up, smooth=True) - self.regressor(*down, smooth=True)) / (up[kind][:, j] - down[kind][:, j])[:, None, None]
-                else:
-                    dW = (self.regressor(*up, smooth=True) - W) / (up[kind][:, j] - motion[kind][:, j])[:, None, None]
+                up, x_up = _moved(motion, kind, j, h)
+                down, x_down = _moved(motion, kind, j, -h) if kind < 2 else (motion, motion[kind][:, j])
+                low = W if kind == 2 else self.regressor(*down, smooth=True)
+                dW = (self.regressor(*up, smooth=True) - low) / (x_up - x_down)[:, None, None]
                 E[kind, :, j] = identify.tree_sum((Z * dW).reshape(N, -1).T.copy())
         B = self.basis
-        return identify.tree_sum(sum(E[k][:, :, None] * B[k][:, None, :] for k in range(3)))
+        return identify.tree_sum(E[0][:, :, None] * B[0][:, None, :] + E[1][:, :, None] * B[1][:, None, :]
+                                 + E[2][:, :, None] * B[2][:, None, :])
 
     def torques(self, q, qd, qdd):
         return self.coords.reflect(engine.rnea(self.model, *self.coords.expand(q, qd, qdd), gravity=self.gravity))
@@ -485,6 +482,15 @@ def _two_loop(gradient, pairs):
     for (s, y, rho), alpha in zip(pairs, reversed(alphas)):
         d = d + (alpha - rho * _dot(y, d)) * s
     return d
+
+
+def _moved(motion, kind, j, h):
+    """(q, qd, qdd) with joint j's q, qd or qdd (kind 0, 1, 2) moved by h at every sample, and
+    that joint's moved values."""
+    moved = list(motion)
+    moved[kind] = motion[kind].copy()
+    moved[kind][:, j] += h
+    return moved, moved[kind][:, j]
 
 
 def _free(fourier):

@@ -236,3 +236,36 @@ def test_the_trajectory_is_the_same_bits_under_every_blas_kernel_and_simd_level(
         assert done.returncode == 0, (extra, done.stderr[-2000:])
         digests[json.dumps(extra)] = done.stdout.split()[0]
     assert len(set(digests.values())) == 1, digests
+
+
+def test_the_element_wise_linear_algebra_agrees_with_lapack():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 12)) * np.logspace(0, 3, 12)  # columns of unlike scale, as W's
+    G = X.T @ X
+    L_ = ex._cholesky(G)
+    np.testing.assert_allclose(L_, np.linalg.cholesky(G), rtol=1e-10, atol=1e-10 * np.abs(L_).max())
+    np.testing.assert_allclose(ex._lower_inverse(L_) @ L_, np.eye(12), atol=1e-12)
+    np.testing.assert_allclose(ex._matmul(X.T, X), G, rtol=1e-13)
+    assert ex._cholesky(G - 2 * np.linalg.eigvalsh(G)[0] * np.eye(12)) is None  # not positive definite
+
+
+def test_the_spread_brackets_the_condition_number_and_its_gradient_is_its_derivative():
+    """spread^(1/2k) within [cond, rank^(1/k) cond] (the search's stand-in for cond); the gradient
+    the search steps with is d log spread / dx, checked by central differences."""
+    problem = _problem(harmonics=3)
+    fourier = ex.random_fourier(problem, np.random.default_rng(6))
+    root = problem.spread(fourier) ** (1 / (2 * ex.POWER))
+    cond = problem.condition(fourier)
+    assert root < cond * problem.base.rank ** (1 / ex.POWER)
+    # (the Coulomb columns are smoothed in the spread: the bracket holds for cond without friction)
+    plain = ex.Problem(problem.coords, problem.period, 3, problem.limits, friction=False)
+    assert plain.condition(fourier) <= plain.spread(fourier) ** (1 / (2 * ex.POWER)) * (1 + 1e-12)
+    x = ex._free(fourier)
+    value, gradient, _ = problem.descent(x)
+    for k in (0, 5, len(x) - 1):
+        h = 1e-6 * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        numeric = (math.log(problem.descent(up)[0]) - math.log(problem.descent(down)[0])) / (2 * h)
+        assert gradient[k] == pytest.approx(numeric, rel=1e-4, abs=1e-6 * np.abs(gradient).max()), k
