@@ -236,11 +236,11 @@ class Problem:
         with np.errstate(divide="ignore", invalid="ignore"):
             u = np.where(largest > 0, flat / largest, 0.0)  # in [0, 1]
         powers = [u]
-        for _ in range(int(math.log2(SMOOTH))):
+        for _ in range(SMOOTH.bit_length() - 1):
             powers.append(powers[-1] * powers[-1])
         total = identify.tree_sum(powers[-1])  # >= 1 where the joint moves
         norm = total.copy()
-        for _ in range(int(math.log2(SMOOTH))):
+        for _ in range(SMOOTH.bit_length() - 1):
             norm = np.sqrt(norm)
         need = largest * norm
         # d need / d ratio = (ratio / need)^(SMOOTH - 1) = u^(SMOOTH - 1) / norm^(SMOOTH - 1)
@@ -293,8 +293,9 @@ class Problem:
 
     def spread(self, fourier, gradient=False):
         """s = tr(G^k) tr(G^-k), k = POWER, of G = W^T W over the grid (scaled to trace 1: s does not
-        change): s^(1 / 2k) lies between cond(W) and rank^(1 / k) cond(W), and is smooth where cond
-        is not (two singular values crossing). inf where G is singular. From +, -, *, / and sqrt in
+        change), W with its Coulomb columns smoothed (`regressor`): s^(1 / 2k) lies between cond(W)
+        and rank^(1 / k) cond(W), and is smooth where cond is not (two singular values crossing).
+        inf where G is singular. From +, -, *, / and sqrt in
         a fixed order, the same bits on every CPU. With gradient, also d log s / dW (N, rows, rank)."""
         W = self.regressor(*fourier.motion(self.grid), smooth=True)
         flat = W.reshape(-1, W.shape[-1])
@@ -306,11 +307,11 @@ class Problem:
         inverse = _lower_inverse(root)
         powers = [G / trace]
         inverses = [_matmul(inverse.T, inverse)]
-        while len(powers) <= int(math.log2(POWER)) - 1:
+        while len(powers) < POWER.bit_length() - 1:  # G, G^2, ... G^(k / 2)
             powers.append(_matmul(powers[-1], powers[-1]))
             inverses.append(_matmul(inverses[-1], inverses[-1]))
         up, down = _matmul(powers[-1], powers[-1]), _matmul(inverses[-1], inverses[-1])
-        tr_up, tr_down = float(identify.tree_sum(np.diag(up).copy())), float(identify.tree_sum(np.diag(down).copy()))
+        tr_up, tr_down = (float(identify.tree_sum(np.diag(x).copy())) for x in (up, down))
         value = tr_up * tr_down
         if not math.isfinite(value) or not value > 0:
             return (math.inf, None) if gradient else math.inf
@@ -536,4 +537,4 @@ def periods(duration, period, rate, harmonics):
     return period
 
 
-__all__ = ["Fourier", "Problem", "Excitation", "excite", "samples", "bounds", "periods"]
+__all__ = ["Fourier", "Problem", "Excitation", "excite", "random_fourier", "samples", "bounds", "periods"]
