@@ -1,15 +1,19 @@
 """`rnea excite`: a periodic excitation at rest at both ends, within the limits, better conditioned
 than the random start it came from, the same bytes from the same seed."""
 
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
 import pytest
 
-from conftest import ARM, ROBOTS, run
-from rnea_cli.run.answers import excite as ex
+from conftest import ARM, ROBOTS, corpus_params, need_corpus, run
 from rnea_cli.run import limits as L
+from rnea_cli.run.answers import excite as ex
 from rnea_cli import load_urdf
 from rnea_cli.model.tree import Coordinates
 
@@ -179,3 +183,91 @@ def test_a_follower_held_at_its_offset_bounds_nothing(tmp_path):
     robot.write_text(MIMIC.replace('multiplier="3" offset="0.2"', 'multiplier="0" offset="0.9"'))
     result = run("excite", robot, "--duration", "2", "--rate", "50", "-o", out)
     assert result.exit_code == 2 and "outside its range" in result.stderr, result.stderr
+
+
+def _ratio(path, seeds=range(1, 10)):
+    """cond(random) / cond(excite) at the defaults (10 s at 100 Hz, 5 harmonics, margin 0.9), on the
+    samples written: the median over seeds of random Fourier series of the same harmonics and period,
+    each joint filled to the same bounds (`random_fourier`, what a user would otherwise run)."""
+    problem = _problem(path, period=10.0, harmonics=5)
+    (t, *_), found = ex.samples(ex.excite(problem), problem, 10.0, 100)
+    drawn = [ex.random_fourier(problem, np.random.default_rng(seed)) for seed in seeds]
+    randoms = [problem.condition(problem.feasible(f, t), t) for f in drawn if f is not None]
+    return float(np.median(randoms)) / problem.condition(found.fourier, t)
+
+
+@pytest.mark.parametrize("path, better", [pytest.param(ARM, 2.0, id="arm7")] + [
+    pytest.param(p.values[0], {"ur5": 1.9, "double_pendulum": 1.7}[p.id], id=p.id)
+    for p in corpus_params(["ur5", "double_pendulum"])])
+def test_the_search_beats_random_fourier_series_of_the_same_length(path, better):
+    """Measured (the trajectory is the same bits on every machine, so no flake): arm7 2.05x, the UR5
+    1.98x, the double pendulum 1.80x. The issue asks 3x: not reached (docs/identify.md says why)."""
+    if path is None:
+        need_corpus(path)
+    assert _ratio(path) >= better
+
+
+CHILD = r"""
+import hashlib, sys
+import numpy as np, threadpoolctl
+from rnea_cli import load_urdf
+from rnea_cli.model.tree import Coordinates
+from rnea_cli.run import limits as L
+from rnea_cli.run.answers import excite as ex
+coords = Coordinates(load_urdf(sys.argv[1]))
+limits, _ = L.joint_limits(coords.model, None)
+problem = ex.Problem(coords, 4.0, 4, ex.bounds(coords, limits, {}, 0.9))
+(t, q, qd, qdd), found = ex.samples(ex.excite(problem, steps=6, starts=3, seed=5), problem, 4.0, 50)
+digest = hashlib.sha256(b"".join(np.ascontiguousarray(x).tobytes() for x in (t, q, qd, qdd))).hexdigest()
+blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
+print(digest, blas)
+"""
+
+
+def test_the_trajectory_is_the_same_bits_under_every_blas_kernel_and_simd_level(tmp_path):
+    """The search compares and steps with element-wise arithmetic only: another CPU's BLAS or SIMD
+    kernels (run here in child processes) give the same trajectory, bit for bit."""
+    from test_same_bits import _variants
+
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    digests = {}
+    for extra in _variants():
+        done = subprocess.run([sys.executable, str(script), ARM], env=dict(os.environ, **extra), capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, (extra, done.stderr[-2000:])
+        digests[json.dumps(extra)] = done.stdout.split()[0]
+    assert len(set(digests.values())) == 1, digests
+
+
+def test_the_element_wise_linear_algebra_agrees_with_lapack():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 12)) * np.logspace(0, 3, 12)  # columns of unlike scale, as W's
+    G = X.T @ X
+    L_ = ex._cholesky(G)
+    np.testing.assert_allclose(L_, np.linalg.cholesky(G), rtol=1e-10, atol=1e-10 * np.abs(L_).max())
+    np.testing.assert_allclose(ex._lower_inverse(L_) @ L_, np.eye(12), atol=1e-12)
+    np.testing.assert_allclose(ex._matmul(X.T, X), G, rtol=1e-13)
+    assert ex._cholesky(G - 2 * np.linalg.eigvalsh(G)[0] * np.eye(12)) is None  # not positive definite
+
+
+def test_the_spread_brackets_the_condition_number_and_its_gradient_is_its_derivative():
+    """spread^(1/2k) within [cond, rank^(1/k) cond] (the search's stand-in for cond); the gradient
+    the search steps with is d log spread / dx, checked by central differences."""
+    problem = _problem(harmonics=3)
+    fourier = ex.random_fourier(problem, np.random.default_rng(6))
+    root = problem.spread(fourier) ** (1 / (2 * ex.POWER))
+    cond = problem.condition(fourier)
+    assert root < cond * problem.base.rank ** (1 / ex.POWER)
+    # (the Coulomb columns are smoothed in the spread: the bracket holds for cond without friction)
+    plain = ex.Problem(problem.coords, problem.period, 3, problem.limits, friction=False)
+    assert plain.condition(fourier) <= plain.spread(fourier) ** (1 / (2 * ex.POWER)) * (1 + 1e-12)
+    x = ex._free(fourier)
+    value, gradient, _ = problem.descent(x)
+    for k in (0, 5, len(x) - 1):
+        h = 1e-6 * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        numeric = (math.log(problem.descent(up)[0]) - math.log(problem.descent(down)[0])) / (2 * h)
+        assert gradient[k] == pytest.approx(numeric, rel=1e-4, abs=1e-6 * np.abs(gradient).max()), k

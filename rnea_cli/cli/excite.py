@@ -21,8 +21,8 @@ from .options import positive, quiet_option, robot_options, table_output
 @click.option("--limits", "limits_file", metavar="FILE",
               help="YAML per joint overriding or adding limits: lower, upper, velocity, acceleration, effort.")
 @click.option("--no-friction", is_flag=True, help="Condition the inertial parameters alone (no friction columns).")
-@click.option("--steps", type=click.IntRange(0, 100_000), default=400, show_default=True,
-              help="Steps of the search.")
+@click.option("--steps", type=click.IntRange(0, 100_000), default=100, show_default=True,
+              help="Quasi-Newton steps of the search.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the random start.")
 @table_output("the trajectory")
 @quiet_option
@@ -78,8 +78,10 @@ def excite(duration, rate, harmonics, period, margin, limits_file, no_friction, 
         writer.write(np.column_stack([t, q, qd, qdd]))
     say(console, f"excitation: {len(t)} samples over {duration:g} s ({duration / period:g} period of {period:g} s, "
                  f"{harmonics} harmonics), base parameters {problem.base.rank}")
-    say(console, f"condition number of the base regressor: {result.condition:.4g} (the random start: "
-                 f"{result.start_condition:.4g}, {result.start_condition / result.condition:.3g}x)")
+    say(console, f"condition number of the base regressor: {result.condition:.4g}; a random Fourier series of "
+                 f"the same harmonics filling the same limits: {result.random_condition:.4g} (the median of "
+                 f"{result.drawn}, {result.random_condition / result.condition:.3g}x); the search's start: "
+                 f"{result.start_condition:.4g}")
     tau = problem.torques(q, qd, qdd)
     L = problem.limits
     for k, joint in enumerate(coords.joint_names):

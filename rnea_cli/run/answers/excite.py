@@ -7,11 +7,19 @@ Van Brussel, 1997), within the joints' limits, starting and ending at rest.
     qdd_j(t) =       sum_l -a_jl l w sin(l w t) + b_jl l w cos(l w t)         (w = 2 pi / period)
 
 At t = 0 (and every period) the joint is at rest: qd = sum_l a_jl = 0 and qdd = w sum_l l b_jl = 0,
-so the first harmonic's coefficients are set by the others'. The search is a (1+1) evolution
-strategy from a seeded random start: each step adds seeded noise to the coefficients (element-wise
-arithmetic) and keeps the candidate when its condition number is lower, so the trajectory written
-is the same bits on every machine (a tie between two condition numbers within rounding, the only
-place LAPACK's bits could decide, has probability ~1e-15 a step)."""
+so the first harmonic's coefficients are set by the others'.
+
+The search draws STARTS random Fourier series (`random_fourier`: what a user would otherwise run)
+and goes on from the one of the lowest spread with L-BFGS over the free coefficients. The spread
+tr(G^k) tr(G^-k) of G = W^T W (W the base regressor over one period) is a smooth stand-in for
+cond(W)^(2k): cond(W) itself has kinks where its extreme singular values cross. Each iterate is
+filled to the bounds joint by joint through a smooth norm of the ratios to the bounds (the max
+would make a kink where another sample binds), its Coulomb columns are smoothed below COULOMB (a
+sign flipping at one sample would make the spread jump), and its gradient comes from W's
+derivatives in each joint's q, qd, qdd at all samples at once. Every number the search compares
+or steps with is made of +, -, *, / and sqrt in a fixed order (sums in `identify.tree_sum`'s tree,
+no BLAS, LAPACK or SIMD reduction), so the trajectory written is the same bits on every machine;
+LAPACK computes only the condition numbers reported."""
 
 import math
 from dataclasses import dataclass, replace
@@ -23,6 +31,13 @@ from . import identify
 from ...errors import RneaError
 
 GRID = 160  # samples of one period on which the condition number is computed (5 harmonics: 32 a wave)
+STARTS = 8  # random starts; the search goes on from the one of the lowest spread
+STEPS = 100  # quasi-Newton steps
+LINE = 30  # halvings of a step at most
+POWER = 8  # k of the spread tr(G^k) tr(G^-k): its 2k-th root is within rank^(1/k) of cond(W)
+SMOOTH = 32  # the norm of the search's fill: a power of 2
+COULOMB = 0.01  # rad/s (m/s): the search's Coulomb columns are smooth below about this speed
+FD = 1e-6  # rad, rad/s (m, m/s): the step of W's central differences in q and qd
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,33 @@ class Fourier:
             qd += a * c + b * s
             qdd += -a * lw * s + b * lw * c
         return q, qd, qdd
+
+
+def _matmul(A, B):
+    """A @ B from element-wise products summed in a fixed tree (BLAS's order depends on the CPU)."""
+    return identify.tree_sum(A.T[:, :, None] * B[:, None, :])
+
+
+def _cholesky(G):
+    """L with L L^T = G (symmetric), column by column with element-wise updates; None where G is
+    not positive definite."""
+    A, p = G.copy(), len(G)
+    L = np.zeros_like(G)
+    for k in range(p):
+        if not A[k, k] > 0:
+            return None
+        L[k:, k] = A[k:, k] / math.sqrt(A[k, k])
+        A[k + 1:, k + 1:] -= L[k + 1:, k, None] * L[None, k + 1:, k]
+    return L
+
+
+def _lower_inverse(L):
+    """L^-1 of a lower triangular L, by forward substitution, row by row with element-wise updates."""
+    X = np.eye(len(L))
+    for i in range(len(L)):
+        X[i] /= L[i, i]
+        X[i + 1:] -= L[i + 1:, i, None] * X[i][None, :]
+    return X
 
 
 def at_rest(a, b):
@@ -164,12 +206,8 @@ class Problem:
     def filled(self, fourier):
         """The excitation scaled, joint by joint, so that its first bound binds on the grid (up or
         down); a joint whose bounds allow no motion stays still."""
-        q, qd, qdd = fourier.motion(self.grid)
-        L = self.limits
+        need = self.need(fourier)[0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.nanmax(np.stack([np.abs(q - fourier.centre).max(axis=0) / L.position,
-                                       np.abs(qd).max(axis=0) / L.velocity,
-                                       np.abs(qdd).max(axis=0) / L.acceleration]), axis=0)
             scale = np.where((need > 0) & np.isfinite(need), 1.0 / need, 0.0)[:, None]
         if not np.isfinite(scale).all() or not scale.any():
             k = int(np.argmin(np.isfinite(scale[:, 0]) & (scale[:, 0] > 0)))
@@ -177,13 +215,177 @@ class Problem:
                                                                            "excite")
         return replace(fourier, a=fourier.a * scale, b=fourier.b * scale)
 
+    def need(self, fourier, smooth=False):
+        """Per joint (n,) the largest ratio on the grid of |q - centre|, |qd| or |qdd| to its bound,
+        and (n, 2 H) its gradient in the joint's (a, b). smooth: the SMOOTH-norm of the ratios
+        instead (above the largest, by at most the count of the samples near it to the 1/SMOOTH),
+        whose gradient moves smoothly when another sample binds."""
+        q, qd, qdd = fourier.motion(self.grid)
+        L = self.limits
+        values = np.stack([q - fourier.centre, qd, qdd])  # (3, N, n)
+        bounds = np.stack([L.position, L.velocity, L.acceleration])[:, None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.nan_to_num(np.abs(values) / bounds, nan=0.0, posinf=np.inf)  # 0/0: no motion, no bound
+            slope = np.where(np.isfinite(bounds) & (bounds > 0), np.sign(values) / bounds, 0.0)  # d ratio / d value
+        n, N = self.coords.n, len(self.grid)
+        flat = ratios.reshape(-1, n)
+        largest = flat.max(axis=0)
+        if not smooth:
+            where = flat.argmax(axis=0)
+            kind, sample, joint = where // N, where % N, np.arange(n)
+            return largest, self.basis[kind, sample] * slope[kind, sample, joint][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(largest > 0, flat / largest, 0.0)  # in [0, 1]
+        powers = [u]
+        for _ in range(SMOOTH.bit_length() - 1):
+            powers.append(powers[-1] * powers[-1])
+        total = identify.tree_sum(powers[-1])  # >= 1 where the joint moves
+        norm = total.copy()
+        for _ in range(SMOOTH.bit_length() - 1):
+            norm = np.sqrt(norm)
+        need = largest * norm
+        # d need / d ratio = (ratio / need)^(SMOOTH - 1) = u^(SMOOTH - 1) / norm^(SMOOTH - 1)
+        below = powers[0]
+        for p in powers[1:-1]:
+            below = below * p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weight = np.where(total > 0, below / (total / norm), 0.0).reshape(3, N, n) * slope
+        gradient = identify.tree_sum((weight.reshape(-1, n)[:, :, None] * self.basis.reshape(3 * N, -1)[:, None, :]))
+        return need, gradient
+
+    @property
+    def basis(self):
+        """(3, N, 2 H) q - centre, qd and qdd on the grid per unit of each coefficient a_l, b_l."""
+        if not hasattr(self, "_basis"):
+            H, N, w = self.harmonics, len(self.grid), 2 * math.pi / self.period
+            basis = np.empty((3, N, 2 * H))
+            for l in range(1, H + 1):
+                phase = (self.grid * l / self.period) % 1.0 * (2 * math.pi)
+                c, s = spatial.cos_sin(phase, np.empty(N), np.empty(N), np.empty((5, N)))
+                lw = l * w
+                basis[:, :, l - 1] = s / lw, c, -lw * s
+                basis[:, :, H + l - 1] = -c / lw, s, lw * c
+            self._basis = basis
+        return self._basis
+
+    def regressor(self, q, qd, qdd, smooth=False):
+        """(N, rows, rank) the base columns of W at these column coordinates. smooth: each Coulomb
+        column sign(qd) as qd / sqrt(qd^2 + COULOMB^2) (the search's: a sign flipping at one sample
+        would make its objective jump)."""
+        q, qd, qdd = self.coords.expand(q, qd, qdd)
+        W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)[..., self.base.independent]
+        if smooth:
+            for column, row, joint in self.coulomb:
+                W[:, row, column] = qd[:, joint] / np.sqrt(qd[:, joint] * qd[:, joint] + COULOMB * COULOMB)
+        return W
+
+    @property
+    def coulomb(self):
+        """(base column, row of W, model joint) of each Coulomb friction column."""
+        terms, first = self.layout.terms, 10 * self.model.n
+        if "coulomb" not in terms:
+            return []
+        out = []
+        for k, c in enumerate(self.base.independent):
+            if c >= first and (c - first) % len(terms) == terms.index("coulomb"):
+                row = (c - first) // len(terms)
+                out.append((k, row, self.layout.joints[row]))
+        return out
+
+    def spread(self, fourier, gradient=False):
+        """s = tr(G^k) tr(G^-k), k = POWER, of G = W^T W over the grid (scaled to trace 1: s does not
+        change), W with its Coulomb columns smoothed (`regressor`): s^(1 / 2k) lies between cond(W)
+        and rank^(1 / k) cond(W), and is smooth where cond is not (two singular values crossing).
+        inf where G is singular. From +, -, *, / and sqrt in
+        a fixed order, the same bits on every CPU. With gradient, also d log s / dW (N, rows, rank)."""
+        W = self.regressor(*fourier.motion(self.grid), smooth=True)
+        flat = W.reshape(-1, W.shape[-1])
+        G = identify.tree_sum(flat[:, :, None] * flat[:, None, :])
+        trace = float(identify.tree_sum(np.diag(G).copy()))
+        root = _cholesky(G / trace) if trace > 0 else None
+        if root is None:
+            return (math.inf, None) if gradient else math.inf
+        inverse = _lower_inverse(root)
+        powers = [G / trace]
+        inverses = [_matmul(inverse.T, inverse)]
+        while len(powers) < POWER.bit_length() - 1:  # G, G^2, ... G^(k / 2)
+            powers.append(_matmul(powers[-1], powers[-1]))
+            inverses.append(_matmul(inverses[-1], inverses[-1]))
+        up, down = _matmul(powers[-1], powers[-1]), _matmul(inverses[-1], inverses[-1])
+        tr_up, tr_down = (float(identify.tree_sum(np.diag(x).copy())) for x in (up, down))
+        value = tr_up * tr_down
+        if not math.isfinite(value) or not value > 0:
+            return (math.inf, None) if gradient else math.inf
+        if not gradient:
+            return value
+        below = powers[0]  # G^(k - 1) = G G^2 G^4 ... G^(k / 2), scaled
+        for p in powers[1:]:
+            below = _matmul(below, p)
+        S = (POWER / trace) * (below / tr_up - _matmul(down, inverses[0]) / tr_down)
+        return value, (2.0 * _matmul(flat, S)).reshape(W.shape)
+
+    def descent(self, x):
+        """(log-spread order value s, its gradient in x, the excitation) at free coefficients x
+        (`_free`): the excitation at rest, filled to the bounds, then within the effort bounds; s
+        inf (gradient 0) where singular or beyond the effort bounds."""
+        n, H = self.coords.n, self.harmonics
+        a, b = np.zeros((n, H)), np.zeros((n, H))
+        a[:, 1:], b[:, 1:] = x[:n * (H - 1)].reshape(n, H - 1), x[n * (H - 1):].reshape(n, H - 1)
+        a, b = at_rest(a, b)
+        raw = Fourier(self.period, self.limits.centre, a, b)
+        need, slope = self.need(raw, smooth=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where((need > 0) & np.isfinite(need), 1.0 / need, 0.0)
+        filled = replace(raw, a=a * scale[:, None], b=b * scale[:, None])
+        fourier = self.feasible(filled)
+        if fourier is None:
+            return math.inf, np.zeros_like(x), None
+        value, Z = self.spread(fourier, gradient=True)
+        if Z is None:
+            return math.inf, np.zeros_like(x), fourier
+        g = self._coefficient_gradient(fourier, Z)  # (n, 2 H), of fourier's coefficients
+        mine = np.concatenate([fourier.a, fourier.b], axis=1)
+        theirs = np.concatenate([filled.a, filled.b], axis=1)
+        k = np.abs(theirs).argmax(axis=1)
+        rows = np.arange(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shrink = np.where(theirs[rows, k] != 0, mine[rows, k] / theirs[rows, k], 0.0)
+        g = g * shrink[:, None]  # of filled's (the effort's shrink taken as constant)
+        # filled = raw / need(raw): d/draw = (g - (g . filled) d need) / need
+        along = identify.tree_sum((g * np.concatenate([filled.a, filled.b], axis=1)).T.copy())
+        g = (g - along[:, None] * slope) * scale[:, None]
+        ga, gb = g[:, :H], g[:, H:]
+        free_a = ga[:, 1:] - ga[:, :1]  # at_rest: a_1 = -sum a_l, b_1 = -sum l b_l
+        free_b = gb[:, 1:] - gb[:, :1] * np.arange(2, H + 1)
+        return value, np.concatenate([free_a.ravel(), free_b.ravel()]), fourier
+
+    def _coefficient_gradient(self, fourier, Z):
+        """(n, 2 H) d log spread / d (a, b) from Z = d log spread / dW (N, rows, rank): W's
+        derivatives in one joint's q, qd (central differences of FD) or qdd (forward by 1: W is
+        linear in it) at every grid sample at once, contracted with Z sample by sample, then with
+        the basis of each coefficient."""
+        motion = fourier.motion(self.grid)
+        W = self.regressor(*motion, smooth=True)
+        N, n = len(self.grid), self.coords.n
+        E = np.empty((3, N, n))  # d log spread / d (q, qd, qdd)_j at each sample
+        for kind, h in enumerate((FD, FD, 1.0)):
+            for j in range(n):
+                up, x_up = _moved(motion, kind, j, h)
+                down, x_down = _moved(motion, kind, j, -h) if kind < 2 else (motion, motion[kind][:, j])
+                low = W if kind == 2 else self.regressor(*down, smooth=True)
+                dW = (self.regressor(*up, smooth=True) - low) / (x_up - x_down)[:, None, None]
+                E[kind, :, j] = identify.tree_sum((Z * dW).reshape(N, -1).T.copy())
+        B = self.basis
+        return identify.tree_sum(E[0][:, :, None] * B[0][:, None, :] + E[1][:, :, None] * B[1][:, None, :]
+                                 + E[2][:, :, None] * B[2][:, None, :])
+
     def torques(self, q, qd, qdd):
         return self.coords.reflect(engine.rnea(self.model, *self.coords.expand(q, qd, qdd), gravity=self.gravity))
 
-    def condition(self, fourier):
-        """The condition number of the base regressor over one period (inf where it is singular)."""
-        q, qd, qdd = self.coords.expand(*fourier.motion(self.grid))
-        W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)[..., self.base.independent]
+    def condition(self, fourier, t=None):
+        """The condition number of the base regressor at times t (default: the grid, one period;
+        inf where it is singular), by LAPACK: reported, never compared."""
+        W = self.regressor(*fourier.motion(self.grid if t is None else t))
         R = np.linalg.qr(W.reshape(-1, W.shape[-1]), mode="r")  # W's singular values are R's (not those
         sv = np.linalg.svd(R, compute_uv=False)  # of W^T W, whose eigenvalues square the condition number)
         return float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf
@@ -193,47 +395,113 @@ class Problem:
 class Excitation:
     fourier: Fourier
     condition: float  # of the base regressor over one period
-    start_condition: float  # of the random start, scaled into the bounds likewise
+    start_condition: float  # of the random start the search began from, scaled into the bounds likewise
+    random_condition: float  # the median of the random starts' (random Fourier series filling the same bounds)
+    drawn: int  # how many random starts that median is of (those within the effort bounds)
     steps: int
     rank: int
 
 
-def excite(problem, *, steps=400, starts=8, seed=0):
-    """The (1+1) search (module docstring) from the best of `starts` seeded random starts; returns
-    an Excitation."""
+def random_fourier(problem, rng):
+    """A random excitation as a user would draw one: standard normal coefficients of the same
+    harmonics and period, at rest at both ends, each joint scaled until its first bound binds, then
+    within the effort bounds (None where even the middle pose breaks one)."""
     n, H = problem.coords.n, problem.harmonics
+    a, b = at_rest(rng.standard_normal((n, H)), rng.standard_normal((n, H)))
+    return problem.feasible(problem.filled(Fourier(problem.period, problem.limits.centre, a, b)))
+
+
+def excite(problem, *, steps=STEPS, starts=STARTS, seed=0):
+    """The search (module docstring): `starts` seeded random Fourier series (`random_fourier`), then
+    `steps` quasi-Newton steps on the spread of the best; returns an Excitation."""
     rng = np.random.default_rng(seed)
-
-    def candidate(x):
-        a, b = at_rest(x[:n * H].reshape(n, H), x[n * H:].reshape(n, H))
-        fourier = problem.feasible(problem.filled(Fourier(problem.period, problem.limits.centre, a, b)))
-        if fourier is None:
-            return None, math.inf
-        return fourier, problem.condition(fourier)
-
-    x, best, best_cond, held = None, None, math.inf, False
-    for _ in range(max(starts, 1)):
-        y = rng.standard_normal(2 * n * H)
-        fourier, cond = candidate(y)
-        held = held or fourier is not None
-        if cond < best_cond:
-            x, best, best_cond = y, fourier, cond
-    if best is None and held:
-        raise RneaError(problem.model.source, None, "no excitation makes the base regressor regular here: the "
-                                                   "limits leave too little motion to see every base parameter")
-    if best is None:
+    drawn = [random_fourier(problem, rng) for _ in range(max(starts, 1))]
+    held = [f for f in drawn if f is not None]
+    if not held:
         raise RneaError(problem.model.source, None, "no excitation within the effort limits: the robot cannot "
                                                    "hold its middle pose within them")
-    start, sigma = best_cond, 0.3
+    spreads = [problem.spread(f) for f in held]
+    regular = [k for k, s in enumerate(spreads) if s < math.inf]
+    if not regular:
+        raise RneaError(problem.model.source, None, "no excitation makes the base regressor regular here: the "
+                                                   "limits leave too little motion to see every base parameter")
+    first = min(regular, key=lambda k: spreads[k])  # the first of equal spreads: a rule on exact bits
+    best = _descend(problem, held[first], steps)
+    if best is not held[first]:  # a step was kept: its fill was smooth, a little short of the bounds
+        refilled = problem.feasible(problem.filled(best))
+        if refilled is not None and problem.spread(refilled) < problem.spread(best):
+            best = refilled
+    conditions = sorted(problem.condition(f) for f in held)
+    median = conditions[len(conditions) // 2] if len(conditions) % 2 else \
+        (conditions[len(conditions) // 2 - 1] + conditions[len(conditions) // 2]) / 2
+    return Excitation(best, problem.condition(best), problem.condition(held[first]), median, len(held), steps,
+                      problem.base.rank)
+
+
+def _descend(problem, fourier, steps, memory=8):
+    """L-BFGS on log spread over the free coefficients (the first harmonic's are set by at_rest),
+    each iterate filled to the bounds: a step is kept only when its spread is lower (halved up to
+    LINE times otherwise), so every decision compares spreads, exact element-wise bits."""
+    x = _free(fourier)
+    value, gradient, _ = problem.descent(x)
+    if value == math.inf:
+        return fourier
+    pairs = []  # fourier stays the start's (filled exactly) until a step is kept
     for _ in range(steps):
-        y = x + sigma * rng.standard_normal(x.size)
-        fourier, cond = candidate(y)
-        if cond < best_cond:
-            x, best, best_cond = y, fourier, cond
-            sigma *= 1.5
+        direction = _two_loop(gradient, pairs)
+        slope = _dot(direction, gradient)
+        if not slope < 0:
+            direction, slope, pairs = -gradient, -_dot(gradient, gradient), []
+            if not slope < 0:
+                break
+        step = 1.0 if pairs else min(1.0, 0.1 * math.sqrt(_dot(x, x) / -slope))
+        for _ in range(LINE):
+            trial = x + step * direction
+            got = problem.descent(trial)
+            if got[0] < value:
+                break
+            step *= 0.5
         else:
-            sigma *= 1.5 ** -0.25  # the 1/5 success rule
-    return Excitation(best, best_cond, start, steps, problem.base.rank)
+            break
+        s, y = trial - x, got[1] - gradient
+        if _dot(s, y) > 0:
+            pairs = (pairs + [(s, y, 1.0 / _dot(s, y))])[-memory:]
+        x, (value, gradient, fourier) = trial, got
+    return fourier
+
+
+def _two_loop(gradient, pairs):
+    """-H gradient of L-BFGS from its (s, y, 1 / y.s) pairs, oldest first."""
+    d = -gradient
+    alphas = []
+    for s, y, rho in reversed(pairs):
+        alpha = rho * _dot(s, d)
+        d = d - alpha * y
+        alphas.append(alpha)
+    if pairs:
+        s, y, rho = pairs[-1]
+        d = d * (1.0 / (rho * _dot(y, y)))
+    for (s, y, rho), alpha in zip(pairs, reversed(alphas)):
+        d = d + (alpha - rho * _dot(y, d)) * s
+    return d
+
+
+def _moved(motion, kind, j, h):
+    """(q, qd, qdd) with joint j's q, qd or qdd (kind 0, 1, 2) moved by h at every sample, and
+    that joint's moved values."""
+    moved = list(motion)
+    moved[kind] = motion[kind].copy()
+    moved[kind][:, j] += h
+    return moved, moved[kind][:, j]
+
+
+def _free(fourier):
+    """The coefficients the search moves: a, b of the harmonics 2 .. H, flattened."""
+    return np.concatenate([fourier.a[:, 1:].ravel(), fourier.b[:, 1:].ravel()])
+
+
+def _dot(x, y):
+    return float(identify.tree_sum(x * y))
 
 
 def samples(excitation, problem, duration, rate):
@@ -270,4 +538,4 @@ def periods(duration, period, rate, harmonics):
     return period
 
 
-__all__ = ["Fourier", "Problem", "Excitation", "excite", "samples", "bounds", "periods"]
+__all__ = ["Fourier", "Problem", "Excitation", "excite", "random_fourier", "samples", "bounds", "periods"]
