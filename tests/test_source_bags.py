@@ -1,4 +1,4 @@
-"""ROS bags in (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
+"""Source: ROS bags (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
 one or two publishers, JointTrajectory and DisplayTrajectory; bad bags give one line, exit 2."""
 
 import json
@@ -12,6 +12,7 @@ from bagfiles import FORMATS, JOINT_STATE, JOINT_TRAJECTORY, T0, BagWriter, bag_
 from conftest import ROBOTS, columns as read_csv, run
 from oracle import assert_matches, pin_model, pin_rnea
 from rnea_cli import load_urdf
+
 
 ARM = ROBOTS / "arm7.urdf"
 MODEL = load_urdf(ARM)
