@@ -476,10 +476,8 @@ def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
 
 def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
     """A macro that calls itself twice, 30 levels deep, would run for hours: it is stopped at the
-    time limit (made short here), with one line."""
-    from rnea_cli.model import xacro_expand
-
-    monkeypatch.setattr(xacro_expand, "TIMEOUT", 2.0)
+    time limit (made short here, as a user would), with one line."""
+    monkeypatch.setenv("RNEA_XACRO_TIMEOUT", "2")
     levels = "".join(f'<xacro:macro name="m{k}"><xacro:m{k + 1}/><xacro:m{k + 1}/></xacro:macro>' for k in range(30))
     robot = tmp_path / "tree.urdf.xacro"
     robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">{levels}'
@@ -489,3 +487,8 @@ def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
     assert result.exit_code == 2 and ("xacro took more than 2 s of CPU" in result.stderr
                                       or "xacro took longer than 3 s" in result.stderr), result.stderr
 
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "86401", "20s", ""])
+def test_a_time_limit_that_is_not_seconds_is_one_line(tmp_path, monkeypatch, seconds):
+    monkeypatch.setenv("RNEA_XACRO_TIMEOUT", seconds)
+    refused(run("info", robot(tmp_path, "")), "RNEA_XACRO_TIMEOUT: expected seconds, above 0 and at most 86400")

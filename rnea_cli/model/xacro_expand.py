@@ -6,9 +6,9 @@ expressions with Python's eval, which reaches os.system. So every expression xac
 safe_eval's interpreter instead; `$(env)` and `$(optenv)` read only the variables RNEA_XACRO_ENV
 names (a CI job's secrets stay out of the URDF); includes and xacro.load_yaml read only files in the
 robot's folder tree and in the packages found; a --xacro-arg the file does not declare is an error.
-The expansion runs in a forked child that may use at most MEMORY bytes and TIMEOUT seconds, whose
-output may be at most MAX_OUTPUT bytes, and which the kernel keeps from writing files, running
-programs and opening TCP connections where it can (sandbox.py). `$(find PKG)` is resolved by
+The expansion runs in a forked child that may use at most MEMORY bytes and RNEA_XACRO_TIMEOUT
+seconds (20 by default), whose output may be at most MAX_OUTPUT bytes, and which the kernel keeps
+from writing files, running programs and opening TCP connections where it can (sandbox.py). `$(find PKG)` is resolved by
 searching the --package-path folders and ROS_PACKAGE_PATH for a package.xml naming PKG. Errors come
 back as one line with the file and, where xacro's elements tell it, the line.
 """
@@ -24,7 +24,6 @@ import sys
 from ..errors import URDFError, printable, shown
 from .safe_eval import BUILTINS, MATH, UNKNOWN, Evaluator, Namespace, Refused
 
-TIMEOUT = None  # seconds of CPU (and one more of wall time): RNEA_XACRO_TIMEOUT, else 20
 MEMORY = 2 << 30
 MAX_OUTPUT = 1 << 26
 _LINE = "rnea.line"
@@ -70,8 +69,7 @@ def _result(path, outcome):
 
 
 def _timeout():
-    if TIMEOUT is not None:
-        return TIMEOUT
+    """Seconds of CPU (and one more of wall time) the child may take: RNEA_XACRO_TIMEOUT, else 20."""
     text = os.environ.get("RNEA_XACRO_TIMEOUT", "20")
     try:
         seconds = float(text)
