@@ -1,6 +1,6 @@
-"""Answers along a trajectory, each checked against Pinocchio or a closed form: the torque split,
-holding torques, payload capacity, the feasible speed factor, drivetrain terms and limits, and
-measured against model."""
+"""Answers that span commands (compare, payload, scale): what the data do not determine is not fitted,
+and an answer has the same bits however its input is cut. (Each command's own answers are in
+test_cmd_*.py, the split in test_split.py, the drivetrain in test_drivetrain.py.)"""
 
 import json
 

@@ -1,4 +1,5 @@
-"""Derivation: finite differences on non-uniform grids, streamed across blocks exactly."""
+"""Derivation: finite differences on non-uniform grids, streamed across blocks exactly; derived
+velocities, degrees and --dt."""
 
 import importlib
 
@@ -11,6 +12,8 @@ from rnea_cli.trajectory.derive import derivative
 from rnea_cli.trajectory.open import open_trajectory
 
 reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
+PLANAR = ROBOTS / "planar2.urdf"
+PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
 
 
 def nonuniform_grid(n, seed=0):
@@ -133,20 +136,12 @@ def test_a_time_beyond_1e18_seconds_is_one_line_naming_it(tmp_path, times):
     result = run("torques", ROBOTS / "planar2.urdf", no_time, "--dt", "1e17", "-q")
     assert result.exit_code == 2 and result.stderr.endswith("s is more than 1e+18 s from 0 (--dt)\n"), result.stderr
 
-
-PLANAR = ROBOTS / "planar2.urdf"
-
-
 def test_tiny_time_steps_give_one_line_not_numpy_warnings(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("time,q_shoulder,q_elbow\n0,0,0\n5e-324,1,1\n1e-323,2,2\n1.5e-323,3,3\n")
     code, err, _ = child("from rnea_cli.cli import run\nimport sys\nsys.argv = ['rnea', 'torques', "
                          f"{str(PLANAR)!r}, {str(path)!r}]\nrun()")
     assert code == 2 and err.count("\n") == 1 and "derived here is not finite: time steps of" in err, err
-
-
-PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
-
 
 def write_q_only(path, t, q, names, degrees=False, with_time=True):
     q = np.degrees(q) if degrees else q

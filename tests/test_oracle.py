@@ -1,4 +1,5 @@
-"""The engine against Pinocchio: every robot of the shared corpus, and random trees."""
+"""The engine against Pinocchio: every robot of the shared corpus, and random trees (torques and
+body placements); chunks, threads and memory layout change no bit."""
 
 from concurrent.futures import ThreadPoolExecutor
 

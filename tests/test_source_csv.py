@@ -16,6 +16,8 @@ from rnea_cli.trajectory.open import open_trajectory
 
 reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
 PLANAR_MODEL = load_urdf(ROBOTS / "planar2.urdf")
+PLANAR = ROBOTS / "planar2.urdf"
+PLANAR_CSV = ROBOTS / "planar2_traj.csv"
 
 
 def read_all(path, model=PLANAR_MODEL, **kw):
@@ -268,10 +270,6 @@ def test_joint_names_with_spaces_around_them(tmp_path):
     (tmp_path / "s.csv").write_text("time,q_shoulder ,q_elbow \n0,1,2\n1,1,2\n2,1,2\n")
     _, data, _ = read_all(tmp_path / "s.csv", model)
     np.testing.assert_array_equal(data["q"][0], [1, 2])
-
-
-PLANAR = ROBOTS / "planar2.urdf"
-PLANAR_CSV = ROBOTS / "planar2_traj.csv"
 
 
 def test_a_byte_order_mark_on_stdin_does_not_change_the_format():
