@@ -1,8 +1,11 @@
-"""Shared test helpers: the URDF corpus in ../shared/urdf (beside the clone)."""
+"""Shared test helpers: the URDF corpus in ../shared/urdf (beside the clone), running rnea, writing
+and reading trajectories and URDF texts, and checking one-line errors."""
 
 import os
 import pathlib
+import re
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -135,3 +138,80 @@ def run_measured(code, timeout=120):
                           text=True, timeout=timeout)
     err, _, rss = proc.stderr.rpartition("\nRSS ")
     return proc.returncode, err, int(rss) / 1024
+
+
+def small_blocks(monkeypatch, block_bytes):
+    """CSV input read in blocks of about block_bytes (None: the default, arm7_traj.csv in one)."""
+    if block_bytes:
+        monkeypatch.setattr(__import__("importlib").import_module("rnea_cli.trajectory.sources.csvfile"), "BLOCK_BYTES",
+                            block_bytes)
+
+
+def ok(*args, code=0):
+    result = run(*args)
+    assert result.exit_code == code, result.stderr
+    return result
+
+
+def stack(out, prefix, joints):
+    return np.column_stack([out[f"{prefix}_{j}"] for j in joints])
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def one_line_error(result, *needles):
+    """Exit 2, one line on stderr, no control characters in it, the needles in it."""
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("rnea: error: "), result.stderr
+    assert not CONTROL.search(result.stderr), result.stderr
+    assert len(result.stderr) <= 1100
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+    return result.stderr
+
+
+def child(code):
+    """(exit status, stderr, its own peak RSS MB) of code in a fresh interpreter."""
+    return run_measured(code)
+
+
+def cli(*args):
+    return f"from rnea_cli.cli import main\nmain({[str(a) for a in args]!r})"
+
+
+FREE = ["solo12", "anymal_c", "cassie", "simple_humanoid", "romeo", "romeo_laas_small"]  # corpus robots with a free base
+WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+
+
+def torques(*args):
+    result = run("torques", *args, "-q")
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def read_csv(text):
+    """(header, (N, columns) array) of a CSV text."""
+    cols = columns(text)
+    return list(cols), np.column_stack(list(cols.values()))
+
+
+def read_traj_csv(path, model):
+    header, data = read_csv(pathlib.Path(path).read_text())
+    col = {name: k for k, name in enumerate(header)}
+    pick = lambda qty: data[:, [col[f"{qty}_{j}"] for j in model.joint_names]]
+    return data[:, col["time"]], pick("q"), pick("qd"), pick("qdd")
+
+
+LINK = '<link name="{0}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+
+
+def robot(*elements):
+    return '<?xml version="1.0"?>\n<robot name="r">\n' + "\n".join(elements) + "\n</robot>\n"
+
+
+def joint(name, parent, child, kind="revolute", extra='<axis xyz="0 0 1"/>'):
+    return f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>{extra}</joint>'
+
+
+GOOD = [LINK.format("a"), LINK.format("b"), joint("j", "a", "b")]

@@ -4,6 +4,10 @@ import numpy as np
 import pinocchio as pin
 from lxml import etree
 
+from rnea_cli import load_urdf
+from rnea_cli.dynamics.engine import inverse_dynamics
+from rnea_cli.dynamics.kinematics import body_placements
+
 
 def pin_model(urdf_path=None, xml=None, free=False):
     """Pinocchio's model of a URDF file or text; free: on a free-flyer root joint."""
@@ -184,3 +188,64 @@ def pin_link_wrenches(pm, joint_names, q, applied, frame="world", base_pose=None
             if body[joint] >= 0 or base_pose is not None:
                 out.setdefault(body[joint], np.zeros((N, 6)))[k] += np.r_[local.angular, local.linear]
     return out
+
+
+def compare(model, pm, seed, *, floating, N=6):
+    """Torques, joint wrenches (and the base wrench) of a random motion under random gravity and
+    external wrenches on some bodies (the base among them when floating), ours against Pinocchio's."""
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = random_motion(rng, N, model.n)
+    gravity = rng.normal(0, 5, 3)
+    base = random_base(rng, N) if floating else None
+    bodies = list(range(model.n)) + ([-1] if floating else [])
+    f_ext = {b: rng.normal(0, 3, (N, 6)) for b in bodies if rng.random() < 0.5}
+    f_ext = f_ext or {bodies[-1]: rng.normal(0, 3, (N, 6))}  # never none
+    ours = inverse_dynamics(model, q, qd, qdd, gravity=gravity, base=base, f_ext=f_ext, wrenches=True)
+    tau, base_wrench, W = pin_full(pm, model.joint_names, q, qd, qdd, gravity=gravity, base=base, f_ext=f_ext)
+    assert_matches(ours.tau, tau)
+    assert_matches(ours.joint_wrenches.reshape(N, -1), W.reshape(N, -1))
+    if floating:
+        assert_matches(ours.base_wrench, base_wrench)
+
+
+def pin_world(pm, model, q, base_pose=None):
+    """Pinocchio's world placements of our bodies' frames, (R (N, n + 1, 3, 3), p (N, n + 1, 3)), the root last."""
+    ids = [pm.getJointId(name) for name in model.joint_names]
+    N = len(q)
+    R, p, data = np.empty((N, model.n + 1, 3, 3)), np.empty((N, model.n + 1, 3)), pm.createData()
+    for k in range(N):
+        Q = pin_configuration(pm, model.joint_names, q[k])
+        if base_pose is not None:
+            Q[:7] = base_pose[k]
+        pin.forwardKinematics(pm, data, Q)
+        for b, jid in enumerate(ids + [1 if base_pose is not None else 0]):
+            R[k, b], p[k, b] = data.oMi[jid].rotation, data.oMi[jid].translation
+    return R, p
+
+
+def check_placements(model, pm, seed, floating, N=5):
+    """body_placements of a random pose against Pinocchio's, for every body and for a few picked."""
+    rng = np.random.default_rng(seed)
+    q = random_motion(rng, N, model.n)[0]
+    pose = random_base(rng, N)[0] if floating else None
+    R, p = pin_world(pm, model, q, pose)
+    every = body_placements(model, q, pose)
+    assert sorted(every) == list(range(-1, model.n))
+    for b, (Rb, pb) in every.items():
+        assert Rb.shape == (N, 3, 3) and pb.shape == (N, 3)
+        assert_matches(Rb.reshape(N, 9), R[:, b].reshape(N, 9), atol=1e-14)
+        assert_matches(pb, p[:, b], atol=1e-14)
+    some = [b for b in range(-1, model.n) if rng.random() < 0.3] or [model.n - 1]
+    picked = body_placements(model, q, pose, some)
+    assert sorted(picked) == sorted(some)
+    for b in some:  # the same steps from the same parents: the same numbers
+        np.testing.assert_array_equal(picked[b][0], every[b][0])
+        np.testing.assert_array_equal(picked[b][1], every[b][1])
+
+
+def fixed_and_free(check, xml, seed, free=True, model=None):
+    """check(model, Pinocchio model, seed, floating) with a fixed base, and with a free one."""
+    model = model or load_urdf(xml)
+    check(model, pin.buildModelFromXML(xml), seed, floating=False)
+    if free:
+        check(model, pin_model(xml=xml, free=True), seed + 1, floating=True)

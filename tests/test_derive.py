@@ -1,16 +1,19 @@
-"""Derivation: finite differences on non-uniform grids, streamed across blocks exactly."""
+"""Derivation: finite differences on non-uniform grids, streamed across blocks exactly; derived
+velocities, degrees and --dt."""
 
 import importlib
 
 import numpy as np
 import pytest
 
-from conftest import ROBOTS
-from rnea_cli import load_urdf
+from conftest import ROBOTS, child, read_csv, run
+from rnea_cli import load_urdf, rnea
 from rnea_cli.trajectory.derive import derivative
 from rnea_cli.trajectory.open import open_trajectory
 
 reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
+PLANAR = ROBOTS / "planar2.urdf"
+PLANAR_CSV = str(ROBOTS / "planar2_traj.csv")
 
 
 def nonuniform_grid(n, seed=0):
@@ -133,49 +136,43 @@ def test_a_time_beyond_1e18_seconds_is_one_line_naming_it(tmp_path, times):
     result = run("torques", ROBOTS / "planar2.urdf", no_time, "--dt", "1e17", "-q")
     assert result.exit_code == 2 and result.stderr.endswith("s is more than 1e+18 s from 0 (--dt)\n"), result.stderr
 
+def test_tiny_time_steps_give_one_line_not_numpy_warnings(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n5e-324,1,1\n1e-323,2,2\n1.5e-323,3,3\n")
+    code, err, _ = child("from rnea_cli.cli import run\nimport sys\nsys.argv = ['rnea', 'torques', "
+                         f"{str(PLANAR)!r}, {str(path)!r}]\nrun()")
+    assert code == 2 and err.count("\n") == 1 and "derived here is not finite: time steps of" in err, err
 
-def test_the_smoothing_solve_is_the_cholesky_solution():
-    """smoothing.solve_positive (element-wise Cholesky, the same bits on every CPU) against numpy's
-    LAPACK solve on random positive definite systems, and its refusal of a singular one."""
-    import pytest
-
-    from rnea_cli.trajectory.smoothing import solve_positive
-
-    rng = np.random.default_rng(4)
-    A = rng.normal(size=(50, 4, 4))
-    M = A @ A.transpose(0, 2, 1) + 0.1 * np.eye(4)
-    B = rng.normal(size=(50, 4, 3))
-    np.testing.assert_allclose(solve_positive(M, B), np.linalg.solve(M, B), rtol=1e-10, atol=1e-12)
-    with pytest.raises(np.linalg.LinAlgError):
-        solve_positive(np.ones((1, 4, 4)), np.ones((1, 4, 1)))
+def write_q_only(path, t, q, names, degrees=False, with_time=True):
+    q = np.degrees(q) if degrees else q
+    header = (["time"] if with_time else []) + [f"q_{n}" for n in names]
+    rows = [([repr(float(t[k]))] if with_time else []) + [repr(float(x)) for x in q[k]] for k in range(len(q))]
+    path.write_text("\n".join(",".join(r) for r in [header] + rows) + "\n")
 
 
-def test_a_base_quaternion_that_changes_sign_is_resampled_as_the_same_orientation(tmp_path):
-    """q and -q are one orientation: a log whose base quaternion flips sign between two samples is
-    made continuous before --resample interpolates it (the midpoint was near zero: the base
-    seemed to spin half a turn, a base force of 8e4 N, exit 0; found by a review)."""
-    import io
+def test_derived_velocities_degrees_and_dt(tmp_path):
+    """q(t) quadratic: finite differences are exact, so torques equal those of the exact derivatives."""
+    model = load_urdf(PLANAR)
+    t = np.linspace(0, 1, 41)
+    a, b, c = np.array([0.3, -0.2]), np.array([1.0, 0.5]), np.array([-2.0, 3.0])
+    q = a + b * t[:, None] + c * t[:, None] ** 2
+    qd, qdd = b + 2 * c * t[:, None], np.broadcast_to(2 * c, q.shape)
+    expected = rnea(model, q, qd, qdd)
+    write_q_only(tmp_path / "q.csv", t, q, model.joint_names)
+    result = run("torques", PLANAR, str(tmp_path / "q.csv"))
+    assert "note: qd and qdd derived from q and time by second-order finite differences" in result.stderr
+    np.testing.assert_allclose(read_csv(result.stdout)[1][:, 1:], expected, rtol=1e-9, atol=1e-9)
+    write_q_only(tmp_path / "deg.csv", t, q, model.joint_names, degrees=True)
+    result = run("torques", PLANAR, str(tmp_path / "deg.csv"), "--degrees", "-q")
+    np.testing.assert_allclose(read_csv(result.stdout)[1][:, 1:], expected, rtol=1e-9, atol=1e-9)
+    write_q_only(tmp_path / "notime.csv", t, q, model.joint_names, with_time=False)
+    result = run("torques", PLANAR, str(tmp_path / "notime.csv"), "--dt", "0.025", "-q")
+    header, data = read_csv(result.stdout)
+    assert header[0] == "time"
+    np.testing.assert_allclose(data[:, 0], t, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(data[:, 1:], expected, rtol=1e-9, atol=1e-9)
 
-    import polars as pl
 
-    from conftest import run
-
-    robot = tmp_path / "pend.urdf"
-    robot.write_text('<robot name="p"><link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" '
-                     'ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link><link name="arm"><inertial>'
-                     '<mass value="1"/><origin xyz="0.5 0 0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" '
-                     'iyz="0" izz="0.01"/></inertial></link><joint name="j" type="revolute"><parent link="base"/>'
-                     '<child link="arm"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="100" '
-                     'velocity="10"/></joint></robot>')
-    t = np.arange(40) / 100
-    sign = np.where(np.arange(40) >= 20, -1.0, 1.0)
-    zero = 0 * t
-    pl.DataFrame({"time": t, "q_base_x": zero, "q_base_y": zero, "q_base_z": zero, "q_base_qx": zero,
-                  "q_base_qy": zero, "q_base_qz": np.sin(0.25 * t) * sign, "q_base_qw": np.cos(0.25 * t) * sign,
-                  "q_j": zero}).write_csv(tmp_path / "flip.csv")
-    peaks = []
-    for extra in ([], ["--resample", "200"]):
-        out = run("torques", robot, tmp_path / "flip.csv", "--floating-base", "-q", *extra)
-        assert out.exit_code == 0, out.stderr
-        peaks.append(pl.read_csv(io.StringIO(out.stdout)).drop("time").select(pl.all().abs().max()).row(0))
-    np.testing.assert_allclose(peaks[1], peaks[0], rtol=0.05, atol=1e-3)
+def test_dt_with_a_time_column_is_an_error():
+    result = run("torques", PLANAR, PLANAR_CSV, "--dt", "0.5")
+    assert result.exit_code == 2 and "--dt is for a trajectory without a time column" in result.stderr

@@ -1,18 +1,19 @@
-"""The engine against Pinocchio: every robot of the shared corpus, and random trees."""
+"""The engine against Pinocchio: every robot of the shared corpus, and random trees (torques and
+body placements); chunks, threads and memory layout change no bit."""
 
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from conftest import corpus_params, load, need_corpus
-from oracle import assert_matches, pin_loadable_xml, pin_model, pin_rnea, random_base, random_motion
+from conftest import FREE, corpus_params, load, need_corpus
+from oracle import (assert_matches, check_placements, fixed_and_free, pin_loadable_xml, pin_model, pin_rnea,
+                    random_base, random_motion)
 from random_urdf import random_urdf
+from rnea_cli import load_urdf, rnea, rnea_reference
 from rnea_cli.dynamics import engine
 from rnea_cli.dynamics.workspace import Workspace
-from rnea_cli import load_urdf, rnea, rnea_reference
 
 GRAVITIES = [pytest.param((0.0, 0.0, -9.81), id="gravity"), pytest.param((0.0, 0.0, 0.0), id="no-gravity"),
              pytest.param((1.3, -2.2, -9.0), id="oblique-gravity")]
@@ -154,3 +155,14 @@ def test_the_reference_matches_pinocchio_on_real_robots(path):
     reference = np.array([rnea_reference(model, *x) for x in zip(q, qd, qdd)])
     assert_matches(reference, pin_rnea(pm, model.joint_names, q, qd, qdd))
     assert_matches(rnea(model, q, qd, qdd), reference, rtol=1e-12)
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_body_placements_match_pinocchio(path):
+    path = need_corpus(path)
+    fixed_and_free(check_placements, pin_loadable_xml(path), 21, path.stem in FREE, load(path))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_body_placements_of_random_trees(seed):
+    fixed_and_free(check_placements, random_urdf(300 + seed)[0], seed)

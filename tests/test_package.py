@@ -31,9 +31,16 @@ def test_rnea_cli_rnea_is_the_function_whatever_was_imported_first(first):
 
 
 def test_every_exported_name_resolves():
-    out = python("import rnea_cli\nprint(all(hasattr(rnea_cli, name) for name in rnea_cli.__all__),"
-                 " set(rnea_cli.__all__) <= set(dir(rnea_cli)))")
-    assert out == "True True"
+    """Each name of __all__ resolves (importing its module) to an object rnea_cli defines, and once
+    all have, the package holds no other public name but its modules: a name added to rnea_cli but
+    not to __all__, or one taken from another package, fails here. (dir() would not: it lists
+    __all__'s names by construction.)"""
+    out = python("import types, rnea_cli\n"
+                 "homes = {getattr(rnea_cli, name).__module__.partition('.')[0] for name in rnea_cli.__all__}\n"
+                 "public = sorted(name for name, value in vars(rnea_cli).items()\n"
+                 "                if not name.startswith('_') and not isinstance(value, types.ModuleType))\n"
+                 "print(homes, public == rnea_cli.__all__)")
+    assert out == "{'rnea_cli'} True"
     with pytest.raises(AssertionError, match="no attribute 'nothing'"):
         python("import rnea_cli\nrnea_cli.nothing")
 

@@ -4,22 +4,8 @@
 import numpy as np
 import pytest
 
-from conftest import corpus_params, load, need_corpus
+from conftest import GOOD, LINK, corpus_params, joint, load, need_corpus, robot
 from rnea_cli import URDFError, URDFWarning, load_urdf
-
-LINK = '<link name="{0}"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
-
-
-def robot(*elements):
-    return '<?xml version="1.0"?>\n<robot name="r">\n' + "\n".join(elements) + "\n</robot>\n"
-
-
-def joint(name, parent, child, kind="revolute", extra='<axis xyz="0 0 1"/>'):
-    return f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>{extra}</joint>'
-
-
-GOOD = [LINK.format("a"), LINK.format("b"), joint("j", "a", "b")]
-
 
 
 def test_good_file_loads():
@@ -106,25 +92,6 @@ def test_depth_first_order_children_in_declaration_order():
     assert list(model.parent) == [-1, 0, -1, 2]
 
 
-def test_fixed_joint_folds_inertia_with_rotation_and_parallel_axis():
-    """A 2 kg point-like link fixed 1 m along the rotated x axis of b: b gains 2 kg at (0, 1, 0)."""
-    child = ('<link name="c"><inertial><mass value="2"/>'
-             '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>')
-    fixed = joint("f", "b", "c", kind="fixed", extra='<origin xyz="0 0 0" rpy="0 0 1.5707963267948966"/>')
-    # c's inertial sits 1 m along c's x, which is b's y
-    child = child.replace("<mass", '<origin xyz="1 0 0"/><mass')
-    model = load_urdf(robot(*GOOD, child, fixed))
-    from rnea_cli.dynamics import spatial
-    m, c, Ic = spatial.mass_properties(model.inertia[0])
-    assert m == 3.0
-    np.testing.assert_allclose(c, [0, 2 / 3, 0], atol=1e-15)
-    # about the joint origin: own unit tensor + c's rotated tensor + 2 kg at 1 m along y
-    about_origin = model.inertia[0][:3, :3]
-    np.testing.assert_allclose(about_origin, np.eye(3) + np.diag([0.2, 0.1, 0.3]) + 2 * np.diag([1, 0, 1]),
-                               atol=1e-12)
-    assert [(l.name, l.body) for l in model.links] == [("a", -1), ("b", 0), ("c", 0)]
-
-
 def test_link_without_inertial_is_massless_and_limits_absent_are_none():
     xml = robot('<link name="a"/>', '<link name="b"/>',
                 joint("j", "a", "b", extra='<axis xyz="0 0 2"/><limit effort="5"/><dynamics damping="0.5"/>'))
@@ -187,17 +154,6 @@ def test_continuous_ignores_position_limits(path):
     model = load(need_corpus(path))
     continuous = [j for j in model.joints if j.type == "continuous"]
     assert len(continuous) == 3 and all(j.limits.lower is None and j.limits.upper is None for j in continuous)
-
-
-def test_a_mimic_of_a_joint_that_is_not_there_loads_with_a_warning():
-    """example-robot-data's alex_psyonic_hands.urdf has one; Pinocchio loads it, and so do we: the
-    follower is an independent joint, with or without --no-mimic."""
-    xml = robot(*GOOD[:2], joint("j", "a", "b", extra='<mimic joint="nope"/>'))
-    with pytest.warns(URDFWarning, match="<string>:5: <mimic>: mimics joint 'nope', which is not a movable joint: "
-                                         "'j' is treated as an independent joint"):
-        model = load_urdf(xml)
-    assert model.joint_names == ["j"] and model.joints[0].mimic is None
-    assert any("treated as an independent joint" in w for w in model.warnings)
 
 
 def test_axes_of_any_size_and_round_off_sized_inertias():

@@ -13,8 +13,8 @@ import socket
 import pytest
 from lxml import etree
 
-from conftest import run
-from rnea_cli.model import sandbox, safe_eval
+from conftest import run, torques
+from rnea_cli.model import safe_eval, sandbox
 from rnea_cli.model.xacro_expand import expand
 
 XACRO = 'xmlns:xacro="http://www.ros.org/wiki/xacro"'
@@ -399,3 +399,96 @@ def test_the_kernel_confines_the_child(tmp_path, listener, monkeypatch):
         assert outcome["signal"] == "PermissionError", outcome
     if platform.machine() in ("x86_64", "aarch64"):
         assert outcome["udp"] == "PermissionError", outcome
+
+
+def write_xacro_package(root):
+    """A ROS package with a xacro robot that includes a macro file through $(find) and takes args."""
+    pkg = root / "src" / "arm_description"
+    (pkg / "urdf").mkdir(parents=True)
+    (pkg / "package.xml").write_text("<package format='2'><name>arm_description</name></package>")
+    (pkg / "urdf" / "link.xacro").write_text("""<robot xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:macro name="segment" params="name parent mass">
+    <link name="${name}_link"><inertial><origin xyz="0.1 0 0"/><mass value="${mass}"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+    <joint name="${name}" type="revolute"><parent link="${parent}"/><child link="${name}_link"/>
+      <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/><limit effort="50" velocity="2" lower="-3" upper="3"/></joint>
+  </xacro:macro>
+</robot>""")
+    (pkg / "urdf" / "arm.urdf.xacro").write_text("""<?xml version="1.0"?>
+<robot name="xarm" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:arg name="payload" default="1.5"/>
+  <xacro:include filename="$(find arm_description)/urdf/link.xacro"/>
+  <link name="base"/>
+  <xacro:segment name="shoulder" parent="base" mass="${2 * 1.5}"/>
+  <xacro:segment name="elbow" parent="shoulder_link" mass="$(arg payload)"/>
+</robot>""")
+    return pkg / "urdf" / "arm.urdf.xacro"
+
+
+def test_xacro_robots_expand_with_packages_and_args(tmp_path, monkeypatch):
+    robot = write_xacro_package(tmp_path)
+    expanded = tmp_path / "arm.urdf"
+    expanded.write_text(robot.read_text().replace("$(arg payload)", "2.5"))
+    traj = tmp_path / "t.csv"
+    traj.write_text("time,q_shoulder,q_elbow\n" + "".join(f"{k * 0.01!r},{0.1 * k!r},{-0.05 * k!r}\n"
+                                                           for k in range(20)))
+    with_xacro = torques(robot, traj, "--package-path", tmp_path, "--xacro-arg", "payload:=2.5")
+    plain = write_plain(tmp_path, robot)
+    assert with_xacro == torques(plain, traj)
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path))
+    info = run("info", robot, "--format", "json")
+    assert info.exit_code == 0 and [j["name"] for j in __import__("json").loads(info.stdout)["joints"]] == \
+        ["shoulder", "elbow"]
+
+
+def write_plain(tmp_path, robot):
+    """The same robot written out by hand (the macro expanded, payload 2.5)."""
+    seg = """<link name="{n}_link"><inertial><origin xyz="0.1 0 0"/><mass value="{m}"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+    <joint name="{n}" type="revolute"><parent link="{p}"/><child link="{n}_link"/>
+      <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/><limit effort="50" velocity="2" lower="-3" upper="3"/></joint>"""
+    path = tmp_path / "plain.urdf"
+    path.write_text('<robot name="xarm"><link name="base"/>' + seg.format(n="shoulder", m=3.0, p="base")
+                    + seg.format(n="elbow", m=2.5, p="shoulder_link") + "</robot>")
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ('<link name="a"/><joint name="j" type="fixed"><parent link="a"/>', r"arm\.xacro:\d+: malformed XML"),
+    ('<link name="${undefined_thing}"/>', r"arm\.xacro:2: xacro: undefined name undefined_thing"),
+    ('<xacro:include filename="$(find nowhere_pkg)/x.xacro"/>', r"arm\.xacro:2: xacro: package nowhere_pkg not found"),
+    ('<xacro:macro name="m"><xacro:m/></xacro:macro><xacro:m/>', r"arm\.xacro:\d+: macros nested too deep"),
+    ('<link name="${1/0}"/>', r"arm\.xacro:2: xacro: ZeroDivisionError: division by zero"),
+    ('<xacro:include filename="arm.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> arm\.xacro$"),
+    ('<xacro:include filename="b.xacro"/>', r"arm\.xacro:2: an include loop: arm\.xacro -> b\.xacro -> arm\.xacro$"),
+    ('<xacro:include filename="../sub/arm.xacro"/>', r"\w/sub/arm\.xacro:2: an include loop: arm\.xacro -> arm\.xacro$"),
+])
+def test_xacro_errors_are_one_line_with_file_and_line(tmp_path, body, message):
+    (tmp_path / "sub").mkdir()
+    robot = tmp_path / "sub" / "arm.xacro"  # a relative include loop (sub/../sub/arm.xacro) is one too
+    robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n{body}\n</robot>\n')
+    (tmp_path / "sub" / "b.xacro").write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="b"/>'
+                                      '<xacro:include filename="arm.xacro"/></robot>')
+    result = run("info", os.path.relpath(robot))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert __import__("re").search(message, result.stderr.rstrip("\n")), result.stderr
+
+
+def test_a_runaway_xacro_is_stopped(tmp_path, monkeypatch):
+    """A macro that calls itself twice, 30 levels deep, would run for hours: it is stopped at the
+    time limit (made short here, as a user would), with one line."""
+    monkeypatch.setenv("RNEA_XACRO_TIMEOUT", "2")
+    levels = "".join(f'<xacro:macro name="m{k}"><xacro:m{k + 1}/><xacro:m{k + 1}/></xacro:macro>' for k in range(30))
+    robot = tmp_path / "tree.urdf.xacro"
+    robot.write_text(f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">{levels}'
+                     '<xacro:macro name="m30"><link name="l"/></xacro:macro><xacro:m0/></robot>')
+    result = run("info", robot)
+    # stopped by its CPU limit, or on a busy machine by the wall-time limit a second later: either way
+    assert result.exit_code == 2 and ("xacro took more than 2 s of CPU" in result.stderr
+                                      or "xacro took longer than 3 s" in result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "86401", "20s", ""])
+def test_a_time_limit_that_is_not_seconds_is_one_line(tmp_path, monkeypatch, seconds):
+    monkeypatch.setenv("RNEA_XACRO_TIMEOUT", seconds)
+    refused(run("info", robot(tmp_path, "")), "RNEA_XACRO_TIMEOUT: expected seconds, above 0 and at most 86400")

@@ -1,7 +1,7 @@
 """The forked child a xacro expansion runs in (xacro_expand.py), and what it may use.
 
-The child may map at most MEMORY bytes more than its parent had, use TIMEOUT seconds of CPU (and
-one more of wall time, after which the parent kills it), and is confined by the kernel where it
+The child may map at most MEMORY bytes more than its parent had, use RNEA_XACRO_TIMEOUT seconds of
+CPU (20 by default; and one more of wall time, after which the parent kills it), and is confined by the kernel where it
 can be (sandbox.py): no file written, no program run, no TCP connection, files read only in the
 robot's folder tree and the packages found, the environment only the variables allowed. Its
 outcome, ('ok', URDF bytes) or ('error', ((file, line), message)), comes back pickled over a pipe;
@@ -15,13 +15,11 @@ import struct
 
 from ..errors import URDFError, shown
 
-TIMEOUT = None  # seconds of CPU (and one more of wall time): RNEA_XACRO_TIMEOUT, else 20
 MEMORY = 2 << 30
 
 
 def _timeout():
-    if TIMEOUT is not None:
-        return TIMEOUT
+    """Seconds of CPU (and one more of wall time) the child may take: RNEA_XACRO_TIMEOUT, else 20."""
     text = os.environ.get("RNEA_XACRO_TIMEOUT", "20")
     try:
         seconds = float(text)

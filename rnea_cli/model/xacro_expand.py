@@ -7,7 +7,7 @@ safe_eval's interpreter instead; `$(env)` and `$(optenv)` read only the variable
 names (a CI job's secrets stay out of the URDF); includes and xacro.load_yaml read only files in the
 robot's folder tree and in the packages found (xacro_hooks.py, what rnea replaces in xacro); a
 --xacro-arg the file does not declare is an error. The expansion runs in a forked child that may
-use at most MEMORY bytes and TIMEOUT seconds (xacro_child.py), whose output may be at most
+use at most MEMORY bytes and RNEA_XACRO_TIMEOUT seconds (xacro_child.py), whose output may be at most
 MAX_OUTPUT bytes, and which the kernel keeps from writing files, running programs and opening TCP
 connections where it can (sandbox.py). `$(find PKG)` is resolved by searching the --package-path
 folders and ROS_PACKAGE_PATH for a package.xml naming PKG. Errors come back as one line with the

@@ -1,4 +1,5 @@
-"""`rnea check` (exit statuses, formats, margin, limit overrides) and `rnea info`."""
+"""`rnea check`: exit statuses, formats (JSON, JUnit, GitHub), margin, limits from the URDF and from a
+limits file, friction and actuators in the effort, narrow terminals."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -6,9 +7,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from conftest import (ARM, ARM_CSV, ARM_YAML, ROBOTS, columns, corpus_params, joint_columns, load, need_corpus,
-                      planar_urdf, run, write_csv)
+from conftest import ARM, ARM_CSV, ARM_YAML, ROBOTS, columns, one_line_error, run
 from rnea_cli import load_urdf
+
 
 MODEL = load_urdf(ARM)
 TRAJ = columns(open(ARM_CSV).read())
@@ -246,82 +247,6 @@ def test_bad_trajectory_exits_2():
     assert result.exit_code == 2 and "rnea: error: <stdin>: missing q for joints arm7_joint1" in result.stderr
 
 
-def test_info_text_and_json():
-    result = run("info", ARM)
-    assert result.exit_code == 0
-    assert result.stdout.splitlines()[0].startswith("arm7_link0")
-    assert "arm7: 7 degrees of freedom, total mass 30.4 kg, root link arm7_link0" in result.stdout
-    facts = json.loads(run("info", ARM, "--format", "json").stdout)
-    assert facts["dof"] == 7 and facts["joint_names"] == MODEL.joint_names
-    link7 = next(l for l in facts["links"] if l["name"] == "arm7_link7")
-    assert link7["body_mass"] == pytest.approx(0.8)  # 0.3 kg link + 0.5 kg tool on a fixed joint
-    assert facts["warnings"] == []
-
-
-@pytest.mark.parametrize("path", corpus_params())
-def test_info_on_every_corpus_robot(path):
-    path = need_corpus(path)
-    result = run("info", str(path), "--format", "json")
-    assert result.exit_code == 0
-    facts = json.loads(result.stdout)
-    assert facts["total_mass"] == pytest.approx(sum(l["mass"] for l in facts["links"]), rel=1e-12)
-    assert len(facts["joints"]) == len(facts["links"]) - 1
-    assert run("info", str(path)).exit_code == 0
-    if path.stem == "romeo":
-        massless = [w for w in facts["warnings"] if "moves only massless links" in w]
-        assert len(massless) == 24
-    if path.stem == "cassie":
-        assert sum("no effort, velocity, position limit" in w for w in facts["warnings"]) == 16
-    if path.stem == "romeo_laas_small":
-        assert sum("not positive semi-definite" in w for w in facts["warnings"]) == 3
-
-
-def test_info_shows_planar_and_floating_joints(tmp_path):
-    (tmp_path / "p.urdf").write_text(planar_urdf())
-    result = run("info", str(tmp_path / "p.urdf"))
-    assert result.exit_code == 0
-    assert "pl planar, coordinates pl_x, pl_y, pl_theta, axis 0 0 1" in result.stdout
-    (tmp_path / "f.urdf").write_text(planar_urdf().replace('type="planar"', 'type="floating"'))
-    result = run("info", str(tmp_path / "f.urdf"))
-    assert result.stdout.splitlines()[:3] == ["w (the world)", "  └─ pl (floating)", "    b  2 kg"]
-    assert "1 degree of freedom + 6 of the floating base" in result.stdout
-    facts = json.loads(run("info", str(tmp_path / "f.urdf"), "--format", "json").stdout)
-    assert facts["floating"] is True and facts["root_link"] == "b"
-
-
-def test_an_internal_error_is_one_line(monkeypatch):
-    import rnea_cli.run.info
-
-    monkeypatch.setattr(rnea_cli.run.info, "robot_facts", lambda model: {}["boom"])
-    result = run("info", ARM)
-    assert result.exit_code == 70
-    assert result.stderr == "rnea: internal error: KeyError: 'boom' (RNEA_DEBUG=1 shows where; please report it)\n"
-
-
-@pytest.mark.parametrize("path", corpus_params(["pr2"]))
-def test_mimic_followers_velocity_and_position_are_checked(path, tmp_path):
-    """A follower moves with its leader: its velocity and position limits are checked too."""
-    from rnea_cli.model.tree import Coordinates
-
-    path = need_corpus(path)
-    model = load(path)
-    coords = Coordinates(model)
-    follower = next(j for j in model.joints if j.mimic is not None and j.mimic.multiplier == -1)
-    leader = coords.index(follower.mimic.joint)
-    N = 5
-    q = np.zeros((N, coords.n))
-    hi = follower.limits.upper
-    q[:, leader] = -(hi + 0.01)  # the follower, at -q_leader, goes 0.01 past its upper limit
-    zero = np.zeros_like(q)
-    cols = {"time": np.arange(N) * 0.1, **joint_columns(coords.joint_names, q, zero, zero)}
-    traj = write_csv(tmp_path / "m.csv", cols)
-    doc = json.loads(run("check", str(path), str(traj), "--format", "json").stdout)
-    found = {(v["joint"], v["quantity"]) for v in doc["violations"]}
-    assert (follower.name, "position") in found
-    efforts = [c["joint"] for c in doc["checks"] if c["quantity"] == "effort"]
-    assert follower.mimic.joint in efforts and follower.name not in efforts
-
-
 @pytest.mark.parametrize("command", ["check", "torques"])
 def test_on_a_narrow_terminal_a_table_keeps_every_cell_and_no_sparklines(monkeypatch, command):
     """(rich would squeeze the table to 80 columns, the joint column to nothing; the sparklines
@@ -388,3 +313,9 @@ def test_an_acceleration_limit_is_checked_and_bounds_the_speed(tmp_path):
     limits.write_text("shoulder: {acceleration: -1}\n")
     refused = run("check", robot, traj, "--limits", limits)
     assert refused.exit_code == 2 and "positive" in refused.stderr
+
+
+def test_integers_of_thousands_of_digits_in_a_limits_file(tmp_path):
+    path = tmp_path / "limits.yaml"
+    path.write_text("arm7_joint1: {effort: " + "9" * 5000 + "}\n")
+    one_line_error(run("check", ARM, ARM_CSV, "--limits", path), "arm7_joint1.effort: not finite")

@@ -1,22 +1,26 @@
-"""The CSV reader: polars parses every value; the shape of every row is checked whatever the block
-size and whichever columns are read; bad input is one error naming its line and column."""
+"""Source: CSV. polars parses every value; the shape of every row is checked whatever the block size and
+whichever columns are read; bad input is one error naming its line and column."""
 
 import importlib
-import subprocess
-import sys
+import json
+import os
+import pathlib
 
 import numpy as np
 import pytest
 
-from conftest import ROBOTS, run, run_measured
+from conftest import ROBOTS, one_line_error, run, run_measured
 from rnea_cli import TrajectoryError, load_urdf
 from rnea_cli.trajectory.open import open_trajectory
 
+
 reader = importlib.import_module("rnea_cli.trajectory.sources.csvfile")
-PLANAR = load_urdf(ROBOTS / "planar2.urdf")
+PLANAR_MODEL = load_urdf(ROBOTS / "planar2.urdf")
+PLANAR = ROBOTS / "planar2.urdf"
+PLANAR_CSV = ROBOTS / "planar2_traj.csv"
 
 
-def read_all(path, model=PLANAR, **kw):
+def read_all(path, model=PLANAR_MODEL, **kw):
     traj = open_trajectory(path, model, **kw)
     chunks = list(traj.chunks)
     return traj, {x: np.concatenate([getattr(c, x) for c in chunks]) for x in ("time", "q", "qd", "qdd")}, chunks
@@ -266,3 +270,90 @@ def test_joint_names_with_spaces_around_them(tmp_path):
     (tmp_path / "s.csv").write_text("time,q_shoulder ,q_elbow \n0,1,2\n1,1,2\n2,1,2\n")
     _, data, _ = read_all(tmp_path / "s.csv", model)
     np.testing.assert_array_equal(data["q"][0], [1, 2])
+
+
+def test_a_byte_order_mark_on_stdin_does_not_change_the_format():
+    text = PLANAR_CSV.read_text()
+    assert run("torques", PLANAR, "-", "-q", input="\ufeff" + text).stdout == run("torques", PLANAR, PLANAR_CSV,
+                                                                                  "-q").stdout
+    doc = json.dumps({"time": [0, 0.1, 0.2], "q": {"shoulder": [0, 1, 2], "elbow": [0, 1, 2]}})
+    assert run("torques", PLANAR, "-", "-q", input="\ufeff" + doc).exit_code == 0
+
+
+@pytest.mark.parametrize("size", [(1 << 20) + 1, 3 << 20, 7 << 20])
+def test_a_data_line_over_the_limit_is_refused_whatever_the_block(tmp_path, size):
+    path = tmp_path / "long.csv"
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n0.1,0," + "0" * size + "\n0.2,0,0\n0.3,0,0\n")
+    one_line_error(run("torques", PLANAR, path, "-o", tmp_path / "o.csv"), "line 3: longer than 1,048,576 bytes")
+    assert not (tmp_path / "o.csv").exists()
+    path.write_text("time,q_shoulder,q_elbow\n0,0,0\n0.1,0," + "0" * ((1 << 20) - 10) + "\n0.2,0,0\n0.3,0,0\n")
+    assert run("torques", PLANAR, path, "-q").exit_code == 0
+
+
+def test_extra_columns_are_ignored_with_one_notice(tmp_path):
+    text = pathlib.Path(PLANAR_CSV).read_text().splitlines()
+    rows = [text[0] + ",comment,force_x"] + [line + ",ok,1.5" for line in text[1:]]
+    (tmp_path / "x.csv").write_text("\n".join(rows) + "\n")
+    result = run("torques", PLANAR, str(tmp_path / "x.csv"))
+    assert result.stderr.count("note: ignored 2 columns not read (not of this robot, or not for this command): comment, force_x") == 1
+    assert result.stdout == run("torques", PLANAR, PLANAR_CSV, "-q").stdout
+    (tmp_path / "comma.csv").write_text("\n".join(line + "," for line in text) + "\n")  # a header ending in a comma
+    result = run("torques", PLANAR, str(tmp_path / "comma.csv"))
+    assert "note: ignored 1 column not read (not of this robot, or not for this command): (one without a name)\n" \
+        in result.stderr, result.stderr
+
+
+def test_stdin_with_sniffing_and_input_format():
+    csv_text = pathlib.Path(PLANAR_CSV).read_text()
+    expected = run("torques", PLANAR, PLANAR_CSV, "-q").stdout
+    assert run("torques", PLANAR, "-", "-q", input=csv_text).stdout == expected
+    yaml_text = pathlib.Path(str(ROBOTS / "planar2_traj.yaml")).read_text()
+    assert run("torques", PLANAR, "-", "-q", input=yaml_text).stdout == expected
+    assert run("torques", PLANAR, "-", "-q", "--input-format", "yaml", input=yaml_text).stdout == expected
+
+
+BAD_CSV = {
+    "empty": ("", "<stdin>: empty file"),
+    "header-only": ("time,q_shoulder,q_elbow\n", "<stdin>: no data rows after the header"),
+    "non-numeric": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,abc,0\n0.2,0,0\n",
+                    "<stdin>: line 3, column 2 (q_shoulder): not a number: 'abc'"),
+    "empty-cell": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,,0\n0.2,0,0\n",
+                   "<stdin>: line 3, column 2 (q_shoulder): empty cell"),
+    "nan": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,nan\n0.2,0,0\n",
+            "<stdin>: line 3, column 3 (q_elbow): not finite: 'nan'"),
+    "infinity": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,0\n0.2,-inf,0\n",
+                 "<stdin>: line 4, column 2 (q_shoulder): not finite: '-inf'"),
+    "too-few": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0\n", "<stdin>: line 3: 2 fields, expected 3 (as in the header)"),
+    "too-many": ("time,q_shoulder,q_elbow\n0,0,0,7\n", "<stdin>: line 2: 4 fields, expected 3 (as in the header)"),
+    "blank-line": ("time,q_shoulder,q_elbow\n0,0,0\n\n0.2,0,0\n",
+                   "<stdin>: line 3: blank line (blank lines may only end the file)"),
+    "unclosed-quote": ("time,q_shoulder,q_elbow,note\n0,0,0,a\n0.1,0,0,\"open\n0.2,0,0,b\n0.3,0,0,c\n0.4,0,0,d\n",
+                       "<stdin>: line 3: a quoted cell runs on past the end of the line (a missing closing quote?)"),
+    "quoted-newline": ("time,q_shoulder,q_elbow,note\n0,0,0,a\n0.1,0,0,\"two\nlines\"\n0.2,0,0,b\n0.3,0,0,c\n",
+                       "<stdin>: line 3: a quoted cell runs on past the end of the line"),
+    "missing-joint": ("time,q_shoulder\n0,0\n", "<stdin>: missing q for joint elbow"),
+    "missing-qd": ("time,q_shoulder,q_elbow,qd_shoulder\n0,0,0,0\n", "<stdin>: missing qd for joint elbow"),
+    "time-not-increasing": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,0\n0.1,0,0\n0.3,0,0\n",
+                            "<stdin>: line 4: time 0.1 is not after the previous time 0.1"),
+    "too-short": ("time,q_shoulder,q_elbow\n0,0,0\n0.1,0,0\n",
+                  "<stdin>: 2 samples: at least 3 are needed to derive qd and qdd"),
+    "no-time": ("q_shoulder,q_elbow\n0,0\n0.1,0\n0.1,0\n", "<stdin>: no time column and no velocities"),
+    "no-time-for-qdd": ("q_shoulder,q_elbow,qd_shoulder,qd_elbow\n0,0,0,0\n0.1,0,0,0\n0.1,0,0,0\n",
+                        "<stdin>: no time column: cannot derive qdd (give --dt or the columns)"),
+    "duplicate-column": ("time,q_shoulder,q_elbow,q_elbow\n0,0,0,0\n",
+                         "<stdin>: line 1, column 4: duplicate column 'q_elbow'"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CSV, ids=list(BAD_CSV))
+def test_bad_csv_one_line_exit_2(case, tmp_path):
+    text, message = BAD_CSV[case]
+    out = tmp_path / "out.csv"
+    result = run("torques", PLANAR, "-", "--input-format", "csv", "-o", str(out), input=text)
+    assert result.exit_code == 2
+    errors = [l for l in result.stderr.splitlines() if l.startswith("rnea: error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"rnea: error: {message}"), result.stderr
+    assert "Traceback" not in result.stderr
+    assert os.listdir(tmp_path) == []  # no output file, no temp file
+    # on stdout: nothing at all, not even the header
+    assert run("torques", PLANAR, "-", "--input-format", "csv", input=text).stdout == ""

@@ -1,8 +1,10 @@
-"""ROS bags in (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
+"""Source: ROS bags (ROS 1, ROS 2 sqlite3, MCAP), written here with rosbags' writers: JointState from
 one or two publishers, JointTrajectory and DisplayTrajectory; bad bags give one line, exit 2."""
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
@@ -12,6 +14,7 @@ from bagfiles import FORMATS, JOINT_STATE, JOINT_TRAJECTORY, T0, BagWriter, bag_
 from conftest import ROBOTS, columns as read_csv, run
 from oracle import assert_matches, pin_model, pin_rnea
 from rnea_cli import load_urdf
+
 
 ARM = ROBOTS / "arm7.urdf"
 MODEL = load_urdf(ARM)
@@ -331,60 +334,80 @@ def test_parts_hold_about_as_many_of_the_topics_messages(tmp_path, monkeypatch, 
     assert_same_chunks(alone, parts)
 
 
+# The CLI run in a fresh interpreter, seen through audit hooks (nothing of rnea is replaced): a fork
+# of this process says whether polars had been imported by then; a worker that opens the bag says
+# so, and with STALL=1 never gets further (it must be stopped, not waited for).
+WATCHED = """import os, signal, sys
+parent, bag, stall, told = os.getpid(), sys.argv.pop(1), os.environ.get("STALL") == "1", []
+def watch(event, args):
+    if os.getpid() == parent:
+        if event == "os.fork":
+            print("fork with polars" if "polars" in sys.modules else "fork", file=sys.stderr)
+    elif event == "open" and str(args[0]).startswith(bag) and not told:
+        told.append(print("a worker opens the bag", file=sys.stderr))
+        if stall:
+            signal.pause()
+sys.addaudithook(watch)
+from rnea_cli.cli import run
+run()
+"""
+
+
+def large_bag(folder, bad_after=None):
+    """(path, messages) of an MCAP bag of one JointState topic large enough for the CLI to read in
+    two parts (2 bagparts.PART + 1 messages, a millisecond apart). Its header stamps are zero (the log
+    times are used) and its messages are 1000 serialized once, each written again and again (the
+    writer would take minutes to serialize each). bad_after: the index of a message after which one
+    is logged that is not a JointState."""
+    from rnea_cli.trajectory.sources import bagparts
+
+    writer, key = BagWriter(bag_path(folder, "mcap"), "mcap"), ("/joint_states", JOINT_STATE)
+    n = 2 * bagparts.PART + 1
+    raws = [writer.store.serialize_cdr(writer.joint_state(0, JOINTS, np.sin(2e-3 * np.pi * k * np.arange(1, 8))),
+                                       JOINT_STATE) for k in range(1000)]
+    writer.add(*key, T0, writer.joint_state(0, JOINTS, np.zeros(len(JOINTS))))
+    connection = writer.connections[(*key, None, None)]
+    for k in range(1, n):
+        writer.writer.write(connection, T0 + 1_000_000 * k, raws[k % 1000])
+        if k == bad_after:
+            writer.writer.write(connection, T0 + 1_000_000 * k + 1, b"\x00\x01\x00\x00" + b"\xff" * 9)
+    writer.close()
+    return writer.writer.path, n + (bad_after is not None)
+
+
+def watched_run(bag, *args, threads, stall=False):
+    """`rnea ARGS` under WATCHED, with RNEA_THREADS=threads."""
+    return subprocess.run([sys.executable, "-c", WATCHED, str(bag), *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, RNEA_THREADS=str(threads), STALL="1" if stall else "0"), timeout=300)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
 def test_the_cli_reads_a_large_bag_in_forked_parts_to_the_same_bytes(tmp_path):
-    """As the CLI runs (polars not imported yet: the workers are forked), parts give the bytes of
-    one reader."""
-    import subprocess
-    import sys
-
-    bag, _ = parts_bag(bag_path(tmp_path, "mcap"), "mcap")
-    code = ("import sys, rnea_cli.trajectory.sources.bags as b, rnea_cli.workers as w\n"
-            "import rnea_cli.trajectory.sources.bagparts as p; p.PART = 100; go, read = w.parallel, b._read\n"
-            "def spy(*a, **k):\n    print('forked' if 'polars' not in sys.modules else 'spawned', file=sys.stderr)\n"
-            "    return go(*a, **k)\n"
-            "def reads(*a):\n    print('read', a[3], a[4], file=sys.stderr)\n    return read(*a)\n"
-            "b.parallel, b._read = spy, reads\nfrom rnea_cli.cli import run; run()")
+    """As the CLI runs, a bag large enough is read in two parts, the second by a worker forked
+    before polars was imported; the output is the bytes of one reader's."""
+    bag, n = large_bag(tmp_path)
     outputs = []
-    for threads in ("2", "1"):
+    for threads in (2, 1):
         out = tmp_path / f"tau{threads}.csv"
-        result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o", str(out)],
-                                env=dict(os.environ, RNEA_THREADS=threads), capture_output=True, text=True)
+        result = watched_run(bag, "torques", ARM, bag, "-o", out, threads=threads)
         assert result.returncode == 0, result.stderr
-        assert ("forked" in result.stderr) == (threads == "2"), result.stderr
-        reads = [line.split()[1:] for line in result.stderr.splitlines() if line.startswith("read ")]
-        if threads == "1":
-            assert reads == [["None", "None"]], reads
-        else:  # here the first part, in the forked worker (which has the spy too) the second
-            (bound,) = {x for r in reads for x in r} - {"None"}
-            assert sorted(reads) == sorted([["None", bound], [bound, "None"]]), reads
+        seen = [line for line in result.stderr.splitlines() if "fork" in line or "worker" in line]
+        assert seen == (["fork", "a worker opens the bag"] if threads == 2 else []), result.stderr
         outputs.append(out.read_bytes())
-    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 152
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == n + 1
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the CLI forks its readers where it can")
 def test_a_bad_message_in_the_first_part_stops_the_other_parts(tmp_path):
     """The first part (read here) holds a bad message, the first of all: the error comes at once,
     and the worker reading the second part is stopped, not waited for (here it never ends)."""
-    import subprocess
-    import sys
-
-    bag, times = parts_bag(bag_path(tmp_path, "mcap"), "mcap", bad_at=0.2)
-    code = ("import signal, rnea_cli.trajectory.sources.bags as b, rnea_cli.trajectory.sources.bagparts as p\n"
-            "p.PART = 100\n"
-            "def forever(*a):\n    signal.pause()\n"  # the second part's worker: never done
-            "parts = p.parts\ndef said(*a):\n    out = parts(*a)\n    print(f'{len(out)} parts', file=__import__('sys')"
-            ".stderr)\n    return out\np.parts = said\n"
-            "b._read_part = forever\nfrom rnea_cli.cli import run; run()")
+    bag, _ = large_bag(tmp_path, bad_after=200)
     try:
-        result = subprocess.run([sys.executable, "-c", code, "torques", str(ARM), str(bag), "-o",
-                                 str(tmp_path / "tau.csv")], env=dict(os.environ, RNEA_THREADS="2"),
-                                capture_output=True, text=True, timeout=120)
+        result = watched_run(bag, "torques", ARM, bag, "-o", tmp_path / "tau.csv", threads=2, stall=True)
     except subprocess.TimeoutExpired:
         pytest.fail("the run waited for the worker of the second part")
-    index = times.index(T0 + 200_000_000 + 1)
-    assert result.returncode == 2 and f"message {index} is not a JointState" in result.stderr, result.stderr
-    assert "2 parts" in result.stderr  # (the second read apart, by a worker that never finishes)
+    assert result.returncode == 2 and "message 201 is not a JointState" in result.stderr, result.stderr
+    assert "a worker opens the bag" in result.stderr  # (and never gets further)
     assert not (tmp_path / "tau.csv").exists()
 
 
