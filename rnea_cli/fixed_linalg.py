@@ -6,9 +6,10 @@ SIMD width and blocking. Two ways round that here:
 - `block_grams`: Z Z^T over blocks of samples by BLAS, but on integer pieces of Z whose every
   partial sum is an integer below 2^53 (an error-free splitting, Ozaki et al. 2012): each product
   is exact, whatever the kernel, FMA or order, and the pieces are put together in a fixed order.
-- The small dense solves of the estimate (`cholesky`, `solve_lower`, `qr_solve`, ...) in
-  element-wise numpy operations in a fixed order: +, -, *, /, sqrt are correctly rounded element
-  by element, and every sum runs in `ordered_sum`'s fixed tree.
+- The small dense solves of the estimate (`cholesky`, `solve_lower`, `householder`, `lstsq`,
+  `log`, `symmetric_eigen`) in element-wise numpy operations (or Python floats) in a fixed order:
+  +, -, *, /, sqrt are correctly rounded element by element, every sum runs in `ordered_sum`'s
+  fixed tree (or math.fsum, correctly rounded), and no libm or SIMD transcendental is called.
 """
 
 import math
