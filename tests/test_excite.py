@@ -246,8 +246,8 @@ def test_the_element_wise_linear_algebra_agrees_with_lapack():
     G = X.T @ X
     L_ = ex._cholesky(G)
     np.testing.assert_allclose(L_, np.linalg.cholesky(G), rtol=1e-10, atol=1e-10 * np.abs(L_).max())
-    np.testing.assert_allclose(ex._lower_inverse(L_) @ L_, np.eye(12), atol=1e-12)
-    np.testing.assert_allclose(ex._matmul(X.T, X), G, rtol=1e-13)
+    np.testing.assert_allclose(ex.fl.solve_lower(L_, np.eye(12)) @ L_, np.eye(12), atol=1e-12)
+    np.testing.assert_allclose(ex.fl.matmul(X.T, X), G, rtol=1e-13)
     assert ex._cholesky(G - 2 * np.linalg.eigvalsh(G)[0] * np.eye(12)) is None  # not positive definite
 
 

@@ -17,7 +17,7 @@ filled to the bounds joint by joint through a smooth norm of the ratios to the b
 would make a kink where another sample binds), its Coulomb columns are smoothed below COULOMB (a
 sign flipping at one sample would make the spread jump), and its gradient comes from W's
 derivatives in each joint's q, qd, qdd at all samples at once. Every number the search compares
-or steps with is made of +, -, *, / and sqrt in a fixed order (sums in `identify.tree_sum`'s tree,
+or steps with is made of +, -, *, / and sqrt in a fixed order (sums in `fixed_linalg.ordered_sum`'s tree,
 no BLAS, LAPACK or SIMD reduction), so the trajectory written is the same bits on every machine;
 LAPACK computes only the condition numbers reported."""
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...dynamics import engine, spatial
+from . import fixed_linalg as fl
 from . import identify
 from ...errors import RneaError
 
@@ -66,33 +67,6 @@ class Fourier:
             qd += a * c + b * s
             qdd += -a * lw * s + b * lw * c
         return q, qd, qdd
-
-
-def _matmul(A, B):
-    """A @ B from element-wise products summed in a fixed tree (BLAS's order depends on the CPU)."""
-    return identify.tree_sum(A.T[:, :, None] * B[:, None, :])
-
-
-def _cholesky(G):
-    """L with L L^T = G (symmetric), column by column with element-wise updates; None where G is
-    not positive definite."""
-    A, p = G.copy(), len(G)
-    L = np.zeros_like(G)
-    for k in range(p):
-        if not A[k, k] > 0:
-            return None
-        L[k:, k] = A[k:, k] / math.sqrt(A[k, k])
-        A[k + 1:, k + 1:] -= L[k + 1:, k, None] * L[None, k + 1:, k]
-    return L
-
-
-def _lower_inverse(L):
-    """L^-1 of a lower triangular L, by forward substitution, row by row with element-wise updates."""
-    X = np.eye(len(L))
-    for i in range(len(L)):
-        X[i] /= L[i, i]
-        X[i + 1:] -= L[i + 1:, i, None] * X[i][None, :]
-    return X
 
 
 def at_rest(a, b):
@@ -239,7 +213,7 @@ class Problem:
         powers = [u]
         for _ in range(SMOOTH.bit_length() - 1):
             powers.append(powers[-1] * powers[-1])
-        total = identify.tree_sum(powers[-1])  # >= 1 where the joint moves
+        total = fl.ordered_sum(powers[-1])  # >= 1 where the joint moves
         norm = total.copy()
         for _ in range(SMOOTH.bit_length() - 1):
             norm = np.sqrt(norm)
@@ -250,7 +224,7 @@ class Problem:
             below = below * p
         with np.errstate(divide="ignore", invalid="ignore"):
             weight = np.where(total > 0, below / (total / norm), 0.0).reshape(3, N, n) * slope
-        gradient = identify.tree_sum((weight.reshape(-1, n)[:, :, None] * self.basis.reshape(3 * N, -1)[:, None, :]))
+        gradient = fl.ordered_sum((weight.reshape(-1, n)[:, :, None] * self.basis.reshape(3 * N, -1)[:, None, :]))
         return need, gradient
 
     @property
@@ -300,19 +274,19 @@ class Problem:
         a fixed order, the same bits on every CPU. With gradient, also d log s / dW (N, rows, rank)."""
         W = self.regressor(*fourier.motion(self.grid), smooth=True)
         flat = W.reshape(-1, W.shape[-1])
-        G = identify.tree_sum(flat[:, :, None] * flat[:, None, :])
-        trace = float(identify.tree_sum(np.diag(G).copy()))
-        root = _cholesky(G / trace) if trace > 0 else None
+        G = fl.ordered_sum(flat[:, :, None] * flat[:, None, :])
+        trace = float(fl.ordered_sum(np.diag(G).copy()))
+        root = _cholesky(G / trace) if trace > 0 else None  # (None: G is not positive definite)
         if root is None:
             return (math.inf, None) if gradient else math.inf
-        inverse = _lower_inverse(root)
+        inverse = fl.solve_lower(root, np.eye(len(root)))
         powers = [G / trace]
-        inverses = [_matmul(inverse.T, inverse)]
+        inverses = [fl.matmul(inverse.T, inverse)]
         while len(powers) < POWER.bit_length() - 1:  # G, G^2, ... G^(k / 2)
-            powers.append(_matmul(powers[-1], powers[-1]))
-            inverses.append(_matmul(inverses[-1], inverses[-1]))
-        up, down = _matmul(powers[-1], powers[-1]), _matmul(inverses[-1], inverses[-1])
-        tr_up, tr_down = (float(identify.tree_sum(np.diag(x).copy())) for x in (up, down))
+            powers.append(fl.matmul(powers[-1], powers[-1]))
+            inverses.append(fl.matmul(inverses[-1], inverses[-1]))
+        up, down = fl.matmul(powers[-1], powers[-1]), fl.matmul(inverses[-1], inverses[-1])
+        tr_up, tr_down = (float(fl.ordered_sum(np.diag(x).copy())) for x in (up, down))
         value = tr_up * tr_down
         if not math.isfinite(value) or not value > 0:
             return (math.inf, None) if gradient else math.inf
@@ -320,9 +294,9 @@ class Problem:
             return value
         below = powers[0]  # G^(k - 1) = G G^2 G^4 ... G^(k / 2), scaled
         for p in powers[1:]:
-            below = _matmul(below, p)
-        S = (POWER / trace) * (below / tr_up - _matmul(down, inverses[0]) / tr_down)
-        return value, (2.0 * _matmul(flat, S)).reshape(W.shape)
+            below = fl.matmul(below, p)
+        S = (POWER / trace) * (below / tr_up - fl.matmul(down, inverses[0]) / tr_down)
+        return value, (2.0 * fl.matmul(flat, S)).reshape(W.shape)
 
     def descent(self, x):
         """(log-spread order value s, its gradient in x, the excitation) at free coefficients x
@@ -352,7 +326,7 @@ class Problem:
             shrink = np.where(theirs[rows, k] != 0, mine[rows, k] / theirs[rows, k], 0.0)
         g = g * shrink[:, None]  # of filled's (the effort's shrink taken as constant)
         # filled = raw / need(raw): d/draw = (g - (g . filled) d need) / need
-        along = identify.tree_sum((g * np.concatenate([filled.a, filled.b], axis=1)).T.copy())
+        along = fl.ordered_sum((g * np.concatenate([filled.a, filled.b], axis=1)).T.copy())
         g = (g - along[:, None] * slope) * scale[:, None]
         ga, gb = g[:, :H], g[:, H:]
         free_a = ga[:, 1:] - ga[:, :1]  # at_rest: a_1 = -sum a_l, b_1 = -sum l b_l
@@ -374,9 +348,9 @@ class Problem:
                 down, x_down = _moved(motion, kind, j, -h) if kind < 2 else (motion, motion[kind][:, j])
                 low = W if kind == 2 else self.regressor(*down, smooth=True)
                 dW = (self.regressor(*up, smooth=True) - low) / (x_up - x_down)[:, None, None]
-                E[kind, :, j] = identify.tree_sum((Z * dW).reshape(N, -1).T.copy())
+                E[kind, :, j] = fl.ordered_sum((Z * dW).reshape(N, -1).T.copy())
         B = self.basis
-        return identify.tree_sum(E[0][:, :, None] * B[0][:, None, :] + E[1][:, :, None] * B[1][:, None, :]
+        return fl.ordered_sum(E[0][:, :, None] * B[0][:, None, :] + E[1][:, :, None] * B[1][:, None, :]
                                  + E[2][:, :, None] * B[2][:, None, :])
 
     def torques(self, q, qd, qdd):
@@ -449,12 +423,12 @@ def _descend(problem, fourier, steps, memory=8):
     pairs = []  # fourier stays the start's (filled exactly) until a step is kept
     for _ in range(steps):
         direction = _two_loop(gradient, pairs)
-        slope = _dot(direction, gradient)
+        slope = fl.dot(direction, gradient)
         if not slope < 0:
-            direction, slope, pairs = -gradient, -_dot(gradient, gradient), []
+            direction, slope, pairs = -gradient, -fl.dot(gradient, gradient), []
             if not slope < 0:
                 break
-        step = 1.0 if pairs else min(1.0, 0.1 * math.sqrt(_dot(x, x) / -slope))
+        step = 1.0 if pairs else min(1.0, 0.1 * math.sqrt(fl.dot(x, x) / -slope))
         for _ in range(LINE):
             trial = x + step * direction
             got = problem.descent(trial)
@@ -464,8 +438,8 @@ def _descend(problem, fourier, steps, memory=8):
         else:
             break
         s, y = trial - x, got[1] - gradient
-        if _dot(s, y) > 0:
-            pairs = (pairs + [(s, y, 1.0 / _dot(s, y))])[-memory:]
+        if fl.dot(s, y) > 0:
+            pairs = (pairs + [(s, y, 1.0 / fl.dot(s, y))])[-memory:]
         x, (value, gradient, fourier) = trial, got
     return fourier
 
@@ -475,14 +449,14 @@ def _two_loop(gradient, pairs):
     d = -gradient
     alphas = []
     for s, y, rho in reversed(pairs):
-        alpha = rho * _dot(s, d)
+        alpha = rho * fl.dot(s, d)
         d = d - alpha * y
         alphas.append(alpha)
     if pairs:
         s, y, rho = pairs[-1]
-        d = d * (1.0 / (rho * _dot(y, y)))
+        d = d * (1.0 / (rho * fl.dot(y, y)))
     for (s, y, rho), alpha in zip(pairs, reversed(alphas)):
-        d = d + (alpha - rho * _dot(y, d)) * s
+        d = d + (alpha - rho * fl.dot(y, d)) * s
     return d
 
 
@@ -498,10 +472,6 @@ def _moved(motion, kind, j, h):
 def _free(fourier):
     """The coefficients the search moves: a, b of the harmonics 2 .. H, flattened."""
     return np.concatenate([fourier.a[:, 1:].ravel(), fourier.b[:, 1:].ravel()])
-
-
-def _dot(x, y):
-    return float(identify.tree_sum(x * y))
 
 
 def samples(excitation, problem, duration, rate):
@@ -539,3 +509,11 @@ def periods(duration, period, rate, harmonics):
 
 
 __all__ = ["Fourier", "Problem", "Excitation", "excite", "random_fourier", "samples", "bounds", "periods"]
+
+
+def _cholesky(G):
+    """L with L L^T = G in a fixed order (fixed_linalg), or None where G is not positive definite."""
+    try:
+        return fl.cholesky(G)
+    except np.linalg.LinAlgError:
+        return None

@@ -20,10 +20,13 @@ import numpy as np
 
 from ...dynamics import engine, inertial, spatial
 from ...errors import RneaError, shown
+from . import fixed_linalg as fl
+from .fixed_linalg import BLOCK, block_grams
 
 FRICTION = ("viscous", "coulomb", "offset", "armature")
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent (round-off: ~1e-15)
 ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
+STEP = 8 * BLOCK  # samples whose regressor is made at once (memory: 7 joints, 84 columns, 38 MB)
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,7 +197,7 @@ class BaseParameters:
     def beta(self, theta):
         """(rank,) base parameters of a full theta."""
         theta = np.asarray(theta, dtype=float)
-        return theta[self.independent] + self.K @ theta[self.dependent]
+        return theta[self.independent] + fl.matvec(self.K, theta[self.dependent])
 
     def names(self):
         """Each base parameter written out, e.g. 'link2.mx + 0.425 link3.m'."""
@@ -218,7 +221,7 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
     entries below ZERO set to 0. samples: default enough for 4 rows a column. links: of those links
     only, the rest held (`layout`). Returns a BaseParameters."""
-    from scipy.linalg import qr, solve_triangular
+    from scipy.linalg import qr
 
     if not hasattr(model, "joints") or not hasattr(model, "inertia"):
         raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
@@ -241,9 +244,9 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     if len(independent) != rank:  # round-off at the edge of the tolerance: the pivoted choice instead
         independent = np.sort(qr(W, mode="r", pivoting=True)[1][:rank])
     dependent = np.setdiff1d(np.arange(cols.size), independent)
-    # W[:, dependent] = W[:, independent] K, from the triangular factor of the independent columns
-    Q, R = qr(W[:, independent], mode="economic")
-    K = solve_triangular(R, Q.T @ W[:, dependent]) if rank else np.zeros((0, len(dependent)))
+    # W[:, dependent] = W[:, independent] K, the least-squares fit in a fixed order (the same bits on
+    # every CPU: K enters the estimate; the QRs above only decide the rank and which columns)
+    K = fl.lstsq(W[:, independent], W[:, dependent], rcond=0.0) if rank else np.zeros((0, len(dependent)))
     K[np.abs(K) < ZERO] = 0.0
     return BaseParameters(cols, rank, independent, dependent, K, tolerance)
 
@@ -268,24 +271,15 @@ class IdentificationError(RneaError):
     moves, no convergence); `source` names the robot."""
 
 
-def tree_sum(x):
-    """x summed over its first axis in a binary tree fixed by its length: element-wise adds only, so
-    the same bits on any CPU (a BLAS product or numpy's sum may group terms by CPU and size)."""
-    while len(x) > 1:
-        half = len(x) // 2
-        head = x[:half] + x[half:2 * half]
-        x = np.concatenate([head, x[2 * half:]]) if len(x) % 2 else head
-    return x[0]
-
-
 class NormalEquations:
     """Per joint j the normal equations of W theta = effort, summed chunk by chunk:
     G[j] = sum W_j^T W_j, b[j] = sum W_j^T effort_j, c[j] = sum effort_j², with W_j joint j's row.
 
-    Samples are summed in blocks of `block` by their index in the whole run (each block in a fixed
-    tree, the blocks in order), so the sums are the same bits however the run is cut into chunks.
-    A row of W is zero outside the columns of the bodies the joint carries and its own friction:
-    only those are multiplied."""
+    Samples are summed in blocks of `fixed_linalg.BLOCK` by their index in the whole run, each
+    block's sums within about an ulp of exact and the same bits on every CPU (`block_grams`), the
+    blocks added in order: the same bits however the run is cut into chunks, on whatever CPU. A row
+    of W is zero outside the columns of the bodies the joint carries and its own friction: only
+    those are multiplied."""
 
     def __init__(self, layout, gravity=engine.GRAVITY):
         self.layout, self.gravity = layout, np.asarray(gravity, dtype=float)
@@ -296,10 +290,10 @@ class NormalEquations:
                                   for k in range(10)]
                                  + [friction[i] + t for t in range(len(layout.terms))], dtype=int)
                         for i in layout.joints]
-        widest = max([len(c) for c in self.columns] + [1])
-        self.block = int(2 ** max(0, min(8, math.floor(math.log2(max(1, 2 ** 20 // widest ** 2))))))
         n = len(layout.joints)
         self.G, self.b, self.c = np.zeros((n, p, p)), np.zeros((n, p)), np.zeros(n)
+        # per joint [[G, b], [b^T, c]] over its own columns: what the blocks are added to
+        self._totals = [np.zeros((len(cols) + 1, len(cols) + 1)) for cols in self.columns]
         self.count = 0
         self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 somewhere
         self._pending = None  # (W, effort) of samples not yet a whole block
@@ -309,17 +303,29 @@ class NormalEquations:
         effort of what the layout holds at the URDF's values is taken off it: the equations are
         those of the parameters identified."""
         q, qd, qdd, effort = (np.asarray(x, dtype=float) for x in (q, qd, qdd, effort))
+        for start in range(0, max(len(q), 1), STEP):  # W a STEP at a time: bounded memory
+            rows = slice(start, start + STEP)
+            self._add(q[rows], qd[rows], qdd[rows], effort[rows])
+
+    def _add(self, q, qd, qdd, effort):
         W, held = self.layout.regressor_and_held(q, qd, qdd, gravity=self.gravity)
         if effort.shape != W.shape[:2]:
             raise ValueError(f"effort has shape {effort.shape}; expected {W.shape[:2]}")
         if held is not None:
             effort = effort - held
         self.moved |= np.any(qd[:, self.layout.joints] != 0.0, axis=0)
-        if self._pending is not None:
-            W, effort = np.concatenate([self._pending[0], W]), np.concatenate([self._pending[1], effort])
-        whole = len(W) // self.block * self.block
-        for start in range(0, whole, self.block):
-            self._sum(W[start:start + self.block], effort[start:start + self.block])
+        if self._pending is not None:  # complete the block begun in the chunk before
+            need = BLOCK - len(self._pending[0])
+            head = np.concatenate([self._pending[0], W[:need]]), np.concatenate([self._pending[1], effort[:need]])
+            self._pending = None
+            if len(head[0]) < BLOCK:
+                self._pending = head
+                return
+            self._sum(*head)
+            W, effort = W[need:], effort[need:]
+        whole = len(W) // BLOCK * BLOCK
+        if whole:
+            self._sum(W[:whole], effort[:whole])
         self._pending = (W[whole:].copy(), effort[whole:].copy()) if whole < len(W) else None
 
     def finish(self):
@@ -330,16 +336,26 @@ class NormalEquations:
         return self
 
     def _sum(self, W, effort):
-        self.count += len(W)
+        """Adds the samples of W (N, movable, size) and effort (N, movable): whole blocks, or the
+        run's last partial one, each block's sums added in order to the totals."""
+        N = len(W)
+        self.count += N
+        K = min(N, BLOCK)
+        Wt = W.transpose(2, 1, 0)  # (size, movable, N): the regressor's own memory order
         for r, cols in enumerate(self.columns):
-            X, y = W[:, r, cols], effort[:, r]
-            self.G[r][np.ix_(cols, cols)] += tree_sum(X[:, :, None] * X[:, None, :])
-            self.b[r, cols] += tree_sum(X * y[:, None])
-            self.c[r] += tree_sum(y * y)
+            Z = np.empty((len(cols) + 1, N))
+            Z[:-1], Z[-1] = Wt[cols, r], effort[:, r]
+            total = self._totals[r]
+            for gram in block_grams(Z.reshape(len(cols) + 1, N // K, K)):
+                total += gram
+            self.G[r][np.ix_(cols, cols)] = total[:-1, :-1]
+            self.b[r, cols] = total[:-1, -1]
+            self.c[r] = total[-1, -1]
 
     def rss(self, theta):
         """(movable,) each joint's sum of squared residuals of effort - W theta."""
-        return np.array([theta @ G @ theta - 2 * theta @ b + c for G, b, c in zip(self.G, self.b, self.c)])
+        return np.array([fl.dot(theta, fl.matvec(G, theta)) - 2 * fl.dot(theta, b) + c
+                         for G, b, c in zip(self.G, self.b, self.c)])
 
 
 # -- physically consistent bodies --------------------------------------------------------------
@@ -371,7 +387,7 @@ UNIT_J = np.array([pseudo_inertia(e) for e in np.eye(10)])  # dJ / dpi_k
 def consistent(pi, tolerance=0.0):
     """A body is physically consistent: its pseudo-inertia's eigenvalues are above tolerance times its trace."""
     J = pseudo_inertia(pi)
-    return bool(np.linalg.eigvalsh(J)[0] > tolerance * np.trace(J))
+    return bool(fl.symmetric_eigen(J)[0][0] > tolerance * np.trace(J))
 
 
 def made_consistent(pi, margin=1e-6):
@@ -379,9 +395,9 @@ def made_consistent(pi, margin=1e-6):
     (eigenvalues at least margin times its trace, 1e-6 kg m² for a massless body): a start and a
     prior for bodies a URDF gives as massless or impossible."""
     J = pseudo_inertia(pi)
-    w, V = np.linalg.eigh(J)
+    w, V = fl.symmetric_eigen(J)
     floor = margin * max(np.trace(J), 1.0)
-    return pi if w[0] > floor else from_pseudo_inertia((V * np.maximum(w, floor)) @ V.T)
+    return pi if w[0] > floor else from_pseudo_inertia(fl.matmul(V * np.maximum(w, floor), V.T))
 
 
 # -- the estimates ----------------------------------------------------------------------------
@@ -429,20 +445,19 @@ def _weighted(normal, base, sigma):
 
 
 def _solve(G, b, source):
-    from scipy.linalg import cho_factor, cho_solve
-
+    """x with G x = b and G's Cholesky factor L (G = L L^T), in a fixed order (`fixed_linalg`)."""
     try:
-        factor = cho_factor(G)
+        L = fl.cholesky(G)
     except np.linalg.LinAlgError:
         raise IdentificationError(source, None, "the data do not determine the base parameters (the trajectory "
                                                 "does not excite them)") from None
-    return cho_solve(factor, b), factor
+    return fl.solve_upper(L.T, fl.solve_lower(L, b)), L
 
 
 def _theta(base, beta, prior):
     """A full theta with these base parameters: the prior's dependent ones, the independent solved."""
     theta = np.array(prior, dtype=float)
-    theta[base.independent] = beta - base.K @ theta[base.dependent]
+    theta[base.independent] = beta - fl.matvec(base.K, theta[base.dependent])
     return theta
 
 
@@ -459,12 +474,11 @@ def ols(normal, base, prior=None):
     sigma = np.sqrt(np.maximum(rss, 0.0) / max(dof, 1.0))
     sigma = np.maximum(sigma, SIGMA_FLOOR * np.sqrt(normal.c / rows) + np.finfo(float).tiny)
     G, b = _weighted(normal, base, sigma)
-    beta, factor = _solve(G, b, source)
-    from scipy.linalg import cho_solve
-
-    se = np.sqrt(np.diag(cho_solve(factor, np.eye(len(beta)))))
+    beta, L = _solve(G, b, source)
+    inverse_L = fl.solve_lower(L, np.eye(len(beta)))  # diag(G^-1) = column sums of (L^-1)²
+    se = np.sqrt(fl.ordered_sum(inverse_L * inverse_L))
     theta = _theta(base, beta, prior)
-    eig = np.linalg.eigvalsh(G)
+    eig = np.linalg.eigvalsh(G)  # LAPACK: the condition number reported only, not used
     return Estimate(theta, beta, se, sigma, np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
                     np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(np.sqrt(eig[-1] / eig[0])))
 
@@ -507,77 +521,90 @@ def estimate(normal, base, *, prior_weight=None, prior=None):
     select[np.arange(base.rank), base.independent] = 1.0
     select[:, base.dependent] += base.K  # beta = select theta
     # the cost |A theta - t|² + sum weight (theta - anchor)², summed as squares (no cancellation)
-    L = np.linalg.cholesky(G)
-    A, t = L.T @ select, L.T @ first.beta
-    # what the data cannot see stays at the prior: |N^T D (theta - prior)|² over the null space
-    # of beta (orthonormal N, in the scaled parameters), whatever prior_weight
-    from scipy.linalg import null_space
-
+    L = fl.cholesky(G)
+    A, t = fl.matmul(L.T, select), fl.matvec(L.T, first.beta)
+    # what the data cannot see stays at the prior: |N^T D (theta - prior)|² = |P D (theta - prior)|²
+    # over the null space of beta (orthonormal N, P = N N^T, in the scaled parameters), whatever
+    # prior_weight
     D = np.ones(p)
     D[:10 * n] = np.concatenate([_prior_scale(b) for b in prior_bodies])
     anchor = np.concatenate(prior_bodies + [prior[10 * n:]])
-    N = null_space(select / D)
-    A, t = np.vstack([A, ANCHOR * N.T * D]), np.concatenate([t, ANCHOR * N.T @ (D * anchor)])
+    P = _null_projector(select / D)
+    A, t = np.vstack([A, ANCHOR * P * D]), np.concatenate([t, ANCHOR * fl.matvec(P, D * anchor)])
     weight = np.zeros(p)
     weight[:10 * n] = prior_weight * D[:10 * n] ** 2
     friction = np.arange(10 * n, p)
     bounded = friction[[term != "offset" for _ in layout.joints for term in layout.terms]]
     # start from the unconstrained solution, its bodies moved into the consistent set
     root_w = np.sqrt(weight)
-    start = np.linalg.lstsq(np.vstack([A, np.diag(root_w)]) / D, np.concatenate([t, root_w * anchor]),
-                            rcond=1e-15)[0] / D
+    start = fl.lstsq(np.vstack([A, np.diag(root_w)]) / D, np.concatenate([t, root_w * anchor]), rcond=1e-15) / D
     start[:10 * n] = np.concatenate([made_consistent(start[10 * k:10 * k + 10], START_MARGIN) for k in range(n)])
     start[bounded] = np.maximum(start[bounded], 1e-3 * np.maximum(np.abs(start[bounded]), 1e-3))
     theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
     rows = normal.count
-    return Estimate(theta, select @ theta, first.se, first.sigma, first.rms_before,
+    return Estimate(theta, fl.matvec(select, theta), first.se, first.sigma, first.rms_before,
                     np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition)
+
+
+def _null_projector(S):
+    """(p, p) the orthogonal projector onto the null space of S (rank, p) of full row rank: I - Q Q^T,
+    Q (p, rank) an orthonormal basis of S's rows (S^T = Q R, Householder in a fixed order)."""
+    rank, p = S.shape
+    if rank == 0:
+        return np.eye(p)
+    R = fl.householder(S.T)
+    Qt = fl.solve_lower(R.T, S)  # Q^T = R^-T S
+    return np.eye(p) - fl.matmul(Qt.T, Qt)
 
 
 def _barrier(A, t, weight, anchor, n, bounded, theta, source):
     """argmin |A theta - t|² + sum weight (theta - anchor)² over consistent bodies (the first 10 n
-    entries) and theta[bounded] >= 0, by the barrier method from a strictly feasible theta."""
-    from scipy.linalg import solve_triangular
-
+    entries) and theta[bounded] >= 0, by the barrier method from a strictly feasible theta. Every
+    product, sum, factorisation and log in a fixed order (`fixed_linalg`): the same bits on every CPU."""
     m = 4 * n + len(bounded)  # the barrier's degree: the duality gap is mu m
+    root_w = np.sqrt(weight)
+    # the quadratic's Hessian 2 R0^T R0, [A; diag(root_w)] = Q R0 (once): a step's least squares has
+    # R0's rows for A's and diag(root_w)'s
+    R0 = fl.householder(np.vstack([A, np.diag(root_w)]))
+    unit = np.broadcast_to(UNIT_J.transpose(1, 0, 2).reshape(4, 40), (n, 4, 40))
 
     def barrier(theta):
         """-sum log det J - sum log f, and its square root: rows B, v with Hessian B^T B and gradient
         B^T v (for J = Lj Lj^T, B's columns are Lj^-1 dJ/dpi_k Lj^-T, v = -vec(1)); inf outside."""
-        value, rows, v = 0.0, [], []
-        for k in range(n):
-            cols = slice(10 * k, 10 * k + 10)
-            try:
-                Lj = np.linalg.cholesky(np.tensordot(theta[cols], UNIT_J, 1))
-            except np.linalg.LinAlgError:
-                return math.inf, None, None
-            value -= 2 * np.sum(np.log(np.diag(Lj)))
-            X = solve_triangular(Lj, solve_triangular(Lj, UNIT_J.transpose(1, 0, 2).reshape(4, 40), lower=True)
-                                 .reshape(4, 10, 4).transpose(2, 1, 0).reshape(4, 40), lower=True)
-            block = np.zeros((16, len(theta)))
-            block[:, cols] = X.reshape(4, 10, 4).transpose(0, 2, 1).reshape(16, 10)
-            rows.append(block)
-            v.append(-np.eye(4).ravel())
+        J = fl.ordered_sum(theta[:10 * n].reshape(n, 10)[:, :, None, None] * UNIT_J, axis=1)
         f = theta[bounded]
+        try:
+            Lj = fl.cholesky(J)
+        except np.linalg.LinAlgError:
+            return math.inf, None, None
         if np.any(f <= 0):
             return math.inf, None, None
-        value -= np.sum(np.log(f))
-        block = np.zeros((len(f), len(theta)))
-        block[np.arange(len(f)), bounded] = 1.0 / f
-        return value, np.vstack(rows + [block]), np.concatenate(v + [-np.ones(len(f))])
+        logs = fl.log(np.concatenate([np.diagonal(Lj, axis1=1, axis2=2).ravel(), f]))
+        value = -2.0 * fl.ordered_sum(logs[:4 * n]) - fl.ordered_sum(logs[4 * n:])
+        Y = fl.solve_lower(Lj, unit).reshape(n, 4, 10, 4).transpose(0, 3, 2, 1).reshape(n, 4, 40)
+        X = fl.solve_lower(Lj, Y).reshape(n, 4, 10, 4).transpose(0, 1, 3, 2).reshape(n, 16, 10)
+        B = np.zeros((16 * n + len(f), len(theta)))
+        for k in range(n):
+            B[16 * k:16 * k + 16, 10 * k:10 * k + 10] = X[k]
+        B[16 * n + np.arange(len(f)), bounded] = 1.0 / f
+        v = np.concatenate([np.tile(-np.eye(4).ravel(), n), -np.ones(len(f))])
+        return float(value), B, v
 
     def quadratic(theta):
-        r, d = A @ theta - t, theta - anchor
-        return float(r @ r + weight @ (d * d))
+        r, d = fl.matvec(A, theta) - t, theta - anchor
+        return fl.dot(r, r) + fl.dot(weight, d * d)
 
     def newton_step(theta, mu, B, vb):
         """The Newton step of quadratic + mu barrier as a least-squares problem (conditioned like the
-        data, not squared): Hessian 2 M^T M, gradient 2 M^T v; and its decrement -gradient . step."""
-        M = np.vstack([A, np.diag(np.sqrt(weight)), np.sqrt(mu / 2) * B])
-        v = np.concatenate([A @ theta - t, np.sqrt(weight) * (theta - anchor), np.sqrt(mu / 2) * vb])
-        scale = 1.0 / np.maximum(np.sqrt(np.sum(M * M, axis=0)), 1e-300)  # parameters of unlike units
-        step = -scale * np.linalg.lstsq(M * scale, v, rcond=1e-15)[0]
-        return step, -float(2 * (M.T @ v) @ step)
+        data, not squared): Hessian 2 M^T M, gradient 2 M^T v; and its decrement -gradient . step.
+        M's first rows are R0, v's R0^-T times the quadratic's gradient computed from A, as the
+        quadratic is (R0 theta - Q^T t has other round-off: Newton stalled on it)."""
+        M = np.vstack([R0, np.sqrt(mu / 2) * B])
+        gradient = fl.matvec(A.T, fl.matvec(A, theta) - t) + weight * (theta - anchor)
+        v = np.concatenate([fl.solve_lower(R0.T, gradient), np.sqrt(mu / 2) * vb])
+        scale = 1.0 / np.maximum(np.sqrt(fl.ordered_sum(M * M)), 1e-300)  # parameters of unlike units
+        step = -scale * fl.lstsq(M * scale, v, rcond=1e-15)
+        return step, -2.0 * fl.dot(fl.matvec(M.T, v), step)
 
     mu, steps = max(quadratic(theta), 1.0) / m, 0
     while True:
@@ -591,12 +618,13 @@ def _barrier(A, t, weight, anchor, n, bounded, theta, source):
             while s >= 1e-12:
                 trial = theta + s * step
                 b, B_trial, vb_trial = barrier(trial)
-                if np.isfinite(b) and quadratic(trial) + mu * b <= value - 0.25 * s * decrement:
-                    break
+                new = quadratic(trial) + mu * b if np.isfinite(b) else math.inf
+                if new < value and new <= value - 0.25 * s * decrement:  # strictly: a step too small for
+                    break  # round-off to see would be taken again and again
                 s *= 0.5
             else:
-                break  # no progress left at this mu
-            theta, value, B, vb = trial, quadratic(trial) + mu * b, B_trial, vb_trial
+                break  # no progress left at this mu (the decrement is at the round-off of the value)
+            theta, value, B, vb = trial, new, B_trial, vb_trial
             steps += 1
         else:
             raise IdentificationError(source, None, f"the consistent estimate did not converge in {NEWTON} Newton "
