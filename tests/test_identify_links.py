@@ -11,7 +11,7 @@ import pytest
 
 from conftest import CORPUS, ROBOTS, need_corpus, run
 from rnea_cli import base_parameters, load_urdf
-from rnea_cli.dynamics.inertial import dynamic_parameters, moved
+from rnea_cli.dynamics.inertial import dynamic_parameters, moved, spatial_inertia
 from rnea_cli.dynamics.spatial import mass_properties, mcI, rpy
 from rnea_cli.outputs.identified_urdf import identified_urdf
 from rnea_cli.run.answers import identify
@@ -127,7 +127,7 @@ def test_a_payload_is_recovered_from_noiseless_efforts(truth, guess):
     normal = normal_equations(base.layout, *truth.run(8.0))
     fit = identify.estimate(normal, base)
     assert identify.consistent(fit.theta[:10])
-    assert_is_the_true_payload(*mass_properties(identify.inertial.spatial_inertia(fit.theta[:10])), 1e-6)
+    assert_is_the_true_payload(*mass_properties(spatial_inertia(fit.theta[:10])), 1e-6)
     np.testing.assert_allclose(fit.theta[10:].reshape(-1, 2), np.column_stack([truth.viscous, truth.coulomb]),
                                rtol=1e-6)
     found = identify.links_found(normal, base, fit)[0]
@@ -158,7 +158,7 @@ def test_offset_and_armature_stay_identified_with_links(truth):
     motion, effort = truth.run(8.0)
     offset, armature = np.linspace(-0.3, 0.4, model.n), np.linspace(0.05, 0.2, model.n)
     fit = identify.estimate(normal_equations(base.layout, motion, effort + offset + armature * motion[2]), base)
-    assert_is_the_true_payload(*mass_properties(identify.inertial.spatial_inertia(fit.theta[:10])), 1e-6)
+    assert_is_the_true_payload(*mass_properties(spatial_inertia(fit.theta[:10])), 1e-6)
     terms = fit.theta[10:].reshape(-1, 4)
     np.testing.assert_allclose(terms, np.column_stack([truth.viscous, truth.coulomb, offset, armature]), rtol=1e-6)
 
@@ -173,7 +173,7 @@ def test_the_prior_pulls_the_links_named_only_when_asked(truth):
     free, ten, held = (identify.estimate(normal, base, prior_weight=w).theta[:10] for w in (None, 10.0, 1e6))
     np.testing.assert_array_equal(free, identify.estimate(normal, base, prior_weight=0.0).theta[:10])
     assert abs(free[0] - MASS) < 0.01
-    inertia = lambda pi: np.trace(mass_properties(identify.inertial.spatial_inertia(pi))[2])  # noqa: E731
+    inertia = lambda pi: np.trace(mass_properties(spatial_inertia(pi))[2])  # noqa: E731
     assert inertia(ten) < 0.01 * np.trace(true_inertial()[1]) and abs(ten[0] - MASS) > 0.1
     assert abs(held[0] - 0.1) < 0.05
 
@@ -192,7 +192,7 @@ def test_the_normal_equations_of_links_are_the_same_bits_in_any_chunks(truth):
 
 def test_the_jacobian_of_mass_com_and_inertia_is_the_derivative():
     pi = dynamic_parameters(mcI(MASS, COM, true_inertial()[1]))
-    J = identify._jacobian(pi)
+    J = identify.links._jacobian(pi)
 
     def f(p):
         m, c, I = identify.mass_properties(p)

@@ -141,7 +141,7 @@ def _report(model, base, normal, fit, checks, ols):
         cols = layout.inertial + r * terms
         friction[joint] = {t: float(fit.theta[cols + k]) for k, t in enumerate(layout.terms)}
     moved = []  # by the change over the body's own scale of that parameter (m, m L, m L²)
-    inverse = np.concatenate([ident._prior_scale(prior[10 * b:10 * b + 10]) for b in blocks])
+    inverse = np.concatenate([ident.prior_scale(prior[10 * b:10 * b + 10]) for b in blocks])
     for k, name in enumerate(layout.names[:layout.inertial]):
         moved.append((abs(fit.theta[k] - prior[k]) * inverse[k], name, float(prior[k]), float(fit.theta[k])))
     moved.sort(reverse=True)

@@ -1,4 +1,4 @@
-"""Linear algebra whose results are the same bits on every CPU, for identification (identify.py).
+"""Linear algebra whose results are the same bits on every CPU, for identification (identify/).
 
 A BLAS or LAPACK call rounds by the CPU's kernel: with or without FMA, in an order set by its
 SIMD width and blocking. Two ways round that here:

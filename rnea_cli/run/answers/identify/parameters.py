@@ -1,0 +1,261 @@
+"""The columns identified and what shows of them: a Layout (each body's or named link's 10
+parameters, then friction terms per movable joint; the rest held at the URDF's values), and the
+base parameters, the identifiable combinations found numerically (pivoted QR on random samples)."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....dynamics import engine, inertial, spatial
+from ....errors import RneaError, shown
+from .. import fixed_linalg as fl
+
+FRICTION = ("viscous", "coulomb", "offset", "armature")
+RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent (round-off: ~1e-15)
+ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
+PRIOR_WEIGHT = 10.0  # the prior's weight: the URDF's values known to about 1/sqrt(10) = 30 % of their scale
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """Ten columns of W: one link's parameters (`inertial.PARAMETERS`) in its own frame. whole: they
+    are its body's, every link fixed to it included; else the link's alone, the rest of its body
+    held at the URDF's values. moved: the (10, 10) T with the body's parameters = T the link's
+    (None: the link's frame is the body's)."""
+
+    link: str
+    body: int
+    moved: np.ndarray | None = None
+    whole: bool = True
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """The columns of W: 10 per block (by default each body of the model; with `links`, each link
+    named, `Block`), then for each movable joint its friction terms (`terms`, a subset of FRICTION
+    in that order). held: (10 n,) the parameters of each body that are not identified (the URDF's),
+    whose effort is subtracted from the measured one (None: every body is identified)."""
+
+    model: object
+    terms: tuple
+    links: tuple = ()  # Blocks of the links named; () for every body whole
+    held: np.ndarray | None = None
+
+    @property
+    def blocks(self):
+        """The Blocks of W's inertial columns, in their order."""
+        return self.links or tuple(Block(j.child_link, i) for i, j in enumerate(self.model.joints))
+
+    @property
+    def joints(self):
+        """The joints with friction columns: the movable ones (a kept fixed joint has none)."""
+        return [i for i, j in enumerate(self.model.joints) if j.type != "fixed"]
+
+    @property
+    def names(self):
+        bodies = [f"{b.link}.{p}" for b in self.blocks for p in inertial.PARAMETERS]
+        return bodies + [f"{self.model.joints[i].name}.{t}" for i in self.joints for t in self.terms]
+
+    @property
+    def prior_weight(self):
+        """The prior's default weight: PRIOR_WEIGHT on a CAD model's bodies; 0 on links named, whose
+        URDF values are a guess (a payload's 0.1 kg, no inertia: a prior there outweighs the data)."""
+        return 0.0 if self.links else PRIOR_WEIGHT
+
+    @property
+    def inertial(self):
+        """The number of inertial columns: 10 a block; friction's follow."""
+        return 10 * len(self.blocks)
+
+    @property
+    def size(self):
+        return self.inertial + len(self.terms) * len(self.joints)
+
+    def parameters(self):
+        """The model's own theta: its inertias (a link's own for a link named), the URDF's damping
+        (viscous) and friction (Coulomb), no offset, no armature."""
+        own = {"viscous": lambda j: j.damping, "coulomb": lambda j: j.friction, "offset": lambda j: 0.0,
+               "armature": lambda j: 0.0}
+        friction = [own[t](self.model.joints[i]) for i in self.joints for t in self.terms]
+        if not self.links:
+            return np.concatenate([inertial.parameters(self.model, floating=False), friction])
+        rows = {row.name: row for row in self.model.links}
+        return np.concatenate([inertial.dynamic_parameters(rows[b.link].inertia) for b in self.links] + [friction])
+
+    def regressor(self, q, qd, qdd, *, gravity=engine.GRAVITY):
+        """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta (+ the held part,
+        `regressor_and_held`). A kept fixed joint has no row: what it carries is no measured effort.
+        The samples are W's fastest axis in memory."""
+        return self.regressor_and_held(q, qd, qdd, gravity=gravity)[0]
+
+    def regressor_and_held(self, q, qd, qdd, *, gravity=engine.GRAVITY):
+        """W, and the effort (N, movable joints) of the parameters held at the URDF's (None when
+        every body is identified): effort = W theta + held. A link's columns are its body's times
+        its T, and the held effort the body columns times `held`, summed term by term in a fixed
+        order (element-wise: a sample's bits do not depend on its chunk)."""
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity)
+        rows, N = self.joints, len(Y)
+        W = np.zeros((self.size, len(rows), N)).transpose(2, 1, 0)
+        Y = Y[:, rows]
+        if not self.links:
+            W[:, :, :Y.shape[2]] = Y
+        for k, block in enumerate(self.links):
+            body = Y[:, :, 10 * block.body:10 * block.body + 10]
+            for c in range(10):
+                W[:, :, 10 * k + c] = body[:, :, c] if block.moved is None else _combination(body, block.moved[:, c])
+        column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
+                  "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
+        k = self.inertial
+        for r, i in enumerate(rows):
+            for t in self.terms:
+                W[:, r, k] = column[t](i)
+                k += 1
+        return W, None if self.held is None else _combination(Y, self.held)
+
+
+def _combination(Y, w):
+    """sum_k Y[..., k] w[k] over the nonzero w[k], in order: element-wise, so each sample's bits
+    are its own (a BLAS product may group terms by CPU and size)."""
+    out = np.zeros(Y.shape[:-1])
+    for k in np.flatnonzero(w):
+        out += Y[..., k] * w[k]
+    return out
+
+
+def layout(model, *, friction=True, offset=False, armature=False, links=None):
+    """The Layout of W for a model: friction adds viscous and Coulomb columns, offset and armature
+    theirs. links: names of the links whose parameters (10 each, in the link's own frame) are
+    identified, everything else held at the URDF's values (default: every body's). A link fixed
+    to a moving one (a payload on the tool) is identified alone, the rest of its body held; a
+    link of the fixed base, a name that is no link, or two links of one body (only their sum
+    shows in the efforts) are refused."""
+    terms = tuple(t for t, on in zip(FRICTION, (friction, friction, offset, armature)) if on)
+    if links is None:
+        return Layout(model, terms)
+    links = [links] if isinstance(links, str) else list(links)
+    blocks = tuple(_block(model, name, links) for name in dict.fromkeys(links))
+    if not blocks:
+        raise IdentificationError(model.source, None, "--links names no link")
+    held = inertial.parameters(model, floating=False)
+    chosen = {b.link for b in blocks}
+    for body in {b.body for b in blocks}:  # the rest of a body with a link named: its other links
+        rest = [inertial.dynamic_parameters(spatial.inertia_to(row.inertia, spatial.xup(row.body_H_link)))
+                for row in model.links if row.body == body and row.name not in chosen]
+        held[10 * body:10 * body + 10] = np.sum(rest, axis=0) if rest else 0.0
+    return Layout(model, terms, blocks, held)
+
+
+def _block(model, name, names):
+    """The Block of link `name`, or an IdentificationError saying why it cannot be identified."""
+    rows = {row.name: row for row in model.links}
+    row = rows.get(name)
+    if row is None:
+        known = ", ".join(r.name for r in model.links[:8]) + (", ..." if len(model.links) > 8 else "")
+        raise IdentificationError(model.source, None, f"--links: no link {shown(name)} in the robot (its links: "
+                                                      f"{known})")
+    if row.body < 0:
+        raise IdentificationError(model.source, None, f"--links: link {shown(name)} is the fixed base"
+                                  + ("" if name == model.root_link else f" (fixed to {model.root_link})")
+                                  + ": no joint moves it, no effort shows its mass")
+    moving = model.joints[row.body].child_link
+    for other in names:
+        if other != name and rows.get(other) is not None and rows[other].body == row.body:
+            raise IdentificationError(model.source, None, f"--links: links {shown(name)} and {shown(other)} are "
+                                                          f"one rigid body (fixed to {moving}): only their sum "
+                                                          "shows in the efforts; name one")
+    same = np.array_equal(row.body_H_link, np.eye(4))
+    return Block(name, row.body, None if same else inertial.moved(row.body_H_link), whole=False)
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """The identifiable combinations of theta: beta = theta[independent] + K theta[dependent].
+
+    W[..., dependent] = W[..., independent] K for every motion, so effort = W[..., independent] beta.
+    A dependent parameter with a zero column of K does not show in the efforts at all."""
+
+    layout: Layout
+    rank: int
+    independent: np.ndarray  # (rank,) columns of W, ascending
+    dependent: np.ndarray  # (size - rank,) the others, ascending
+    K: np.ndarray  # (rank, size - rank)
+    tolerance: float
+
+    def beta(self, theta):
+        """(rank,) base parameters of a full theta."""
+        theta = np.asarray(theta, dtype=float)
+        return theta[self.independent] + fl.matvec(self.K, theta[self.dependent])
+
+    def names(self):
+        """Each base parameter written out, e.g. 'link2.mx + 0.425 link3.m'."""
+        names = self.layout.names
+        out = []
+        for r, i in enumerate(self.independent):
+            terms = [names[i]] + [f"{self.K[r, k]:+.6g} {names[j]}" for k, j in enumerate(self.dependent)
+                                  if self.K[r, k] != 0.0]
+            out.append(" ".join(terms))
+        return out
+
+
+def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
+                    seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None):
+    """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
+    numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
+    continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd standard normal). The
+    rank is that of QR with column pivoting (|R_kk| > tolerance |R_00|; W's columns are not scaled:
+    scaling would blow round-off in a column that is zero but for it up to unit size); the
+    independent columns are the first ones in W's order that are not combinations of those before
+    them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
+    entries below ZERO set to 0. samples: default enough for 4 rows a column. links: of those links
+    only, the rest held (`layout`). Returns a BaseParameters."""
+    from scipy.linalg import qr
+
+    if not hasattr(model, "joints") or not hasattr(model, "inertia"):
+        raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
+    if model.n == 0:
+        raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
+    cols = layout(model, friction=friction, offset=offset, armature=armature, links=links)
+    N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
+    if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
+        q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
+    else:
+        q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))
+    W = cols.regressor(q, qd, qdd, gravity=gravity).reshape(-1, cols.size)
+    R = qr(W, mode="r", pivoting=True)[0]
+    diagonal = np.abs(np.diag(R))
+    rank = int(np.sum(diagonal > tolerance * diagonal[0])) if diagonal.size and diagonal[0] > 0 else 0
+    # which columns: the first ones in W's order (root to tip) that are not combinations of those
+    # before them, as textbooks regroup (a body's m, mz into its parent's parameters)
+    R = qr(W, mode="r")[0]
+    independent = np.flatnonzero(np.abs(np.diag(R)) > tolerance * diagonal[0]) if rank else np.zeros(0, int)
+    if len(independent) != rank:  # round-off at the edge of the tolerance: the pivoted choice instead
+        independent = np.sort(qr(W, mode="r", pivoting=True)[1][:rank])
+    dependent = np.setdiff1d(np.arange(cols.size), independent)
+    # W[:, dependent] = W[:, independent] K, the least-squares fit in a fixed order (the same bits on
+    # every CPU: K enters the estimate; the QRs above only decide the rank and which columns)
+    K = fl.lstsq(W[:, independent], W[:, dependent], rcond=0.0) if rank else np.zeros((0, len(dependent)))
+    K[np.abs(K) < ZERO] = 0.0
+    return BaseParameters(cols, rank, independent, dependent, K, tolerance)
+
+
+def random_motion(model, N, rng):
+    """(q, qd, qdd), each (N, n): q uniform in each joint's range, qd and qdd standard normal; a kept
+    fixed joint's are 0."""
+    q = np.empty((N, model.n))
+    for i, j in enumerate(model.joints):
+        lower, upper = j.limits.lower, j.limits.upper
+        if lower is None or upper is None or lower >= upper:
+            lower, upper = (-math.pi, math.pi) if j.is_angular else (-1.0, 1.0)
+        q[:, i] = rng.uniform(lower, upper, N)
+    qd, qdd = rng.standard_normal((N, model.n)), rng.standard_normal((N, model.n))
+    fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
+    q[:, fixed] = qd[:, fixed] = qdd[:, fixed] = 0.0
+    return q, qd, qdd
+
+
+class IdentificationError(RneaError):
+    """Data that cannot identify the parameters asked for (too few samples, a joint that never
+    moves, no convergence); `source` names the robot."""
+
+
