@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ARM, ROBOTS, corpus_params, need_corpus, run
 from rnea_cli.run import limits as L
+from rnea_cli.run.answers import excitation
 from rnea_cli.run.answers import excite as ex
 from rnea_cli import load_urdf
 from rnea_cli.model.tree import Coordinates
@@ -244,11 +245,11 @@ def test_the_element_wise_linear_algebra_agrees_with_lapack():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((200, 12)) * np.logspace(0, 3, 12)  # columns of unlike scale, as W's
     G = X.T @ X
-    L_ = ex._cholesky(G)
+    L_ = excitation._cholesky(G)
     np.testing.assert_allclose(L_, np.linalg.cholesky(G), rtol=1e-10, atol=1e-10 * np.abs(L_).max())
     np.testing.assert_allclose(ex.fl.solve_lower(L_, np.eye(12)) @ L_, np.eye(12), atol=1e-12)
     np.testing.assert_allclose(ex.fl.matmul(X.T, X), G, rtol=1e-13)
-    assert ex._cholesky(G - 2 * np.linalg.eigvalsh(G)[0] * np.eye(12)) is None  # not positive definite
+    assert excitation._cholesky(G - 2 * np.linalg.eigvalsh(G)[0] * np.eye(12)) is None  # not positive definite
 
 
 def test_the_spread_brackets_the_condition_number_and_its_gradient_is_its_derivative():
@@ -256,12 +257,12 @@ def test_the_spread_brackets_the_condition_number_and_its_gradient_is_its_deriva
     the search steps with is d log spread / dx, checked by central differences."""
     problem = _problem(harmonics=3)
     fourier = ex.random_fourier(problem, np.random.default_rng(6))
-    root = problem.spread(fourier) ** (1 / (2 * ex.POWER))
+    root = problem.spread(fourier) ** (1 / (2 * excitation.POWER))
     cond = problem.condition(fourier)
-    assert root < cond * problem.base.rank ** (1 / ex.POWER)
+    assert root < cond * problem.base.rank ** (1 / excitation.POWER)
     # (the Coulomb columns are smoothed in the spread: the bracket holds for cond without friction)
     plain = ex.Problem(problem.coords, problem.period, 3, problem.limits, friction=False)
-    assert plain.condition(fourier) <= plain.spread(fourier) ** (1 / (2 * ex.POWER)) * (1 + 1e-12)
+    assert plain.condition(fourier) <= plain.spread(fourier) ** (1 / (2 * excitation.POWER)) * (1 + 1e-12)
     x = ex._free(fourier)
     value, gradient, _ = problem.descent(x)
     for k in (0, 5, len(x) - 1):
