@@ -3,15 +3,13 @@ than the random start it came from, the same bytes from the same seed."""
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import polars as pl
 import pytest
 
 from conftest import ARM, ROBOTS, corpus_params, need_corpus, run
+from test_same_bits import REPORT
 from rnea_cli.run import limits as L
 from rnea_cli.run.answers import excitation
 from rnea_cli.run.answers import excite as ex
@@ -209,35 +207,27 @@ def test_the_search_beats_random_fourier_series_of_the_same_length(path, better)
 
 
 CHILD = r"""
-import hashlib, sys
+import hashlib, json, sys
 import numpy as np, threadpoolctl
 from rnea_cli import load_urdf
 from rnea_cli.model.tree import Coordinates
 from rnea_cli.run import limits as L
 from rnea_cli.run.answers import excite as ex
-coords = Coordinates(load_urdf(sys.argv[1]))
+coords = Coordinates(load_urdf(sys.argv[2]))
 limits, _ = L.joint_limits(coords.model, None)
 problem = ex.Problem(coords, 4.0, 4, ex.bounds(coords, limits, {}, 0.9))
 (t, q, qd, qdd), found = ex.samples(ex.excite(problem, steps=6, starts=3, seed=5), problem, 4.0, 50)
 digest = hashlib.sha256(b"".join(np.ascontiguousarray(x).tobytes() for x in (t, q, qd, qdd))).hexdigest()
-blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
-print(digest, blas)
+""" + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digest": digest}))
 """
 
 
 def test_the_trajectory_is_the_same_bits_under_every_blas_kernel_and_simd_level(tmp_path):
     """The search compares and steps with element-wise arithmetic only: another CPU's BLAS or SIMD
     kernels (run here in child processes) give the same trajectory, bit for bit."""
-    from test_same_bits import _variants
+    from test_same_bits import in_every_variant
 
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    digests = {}
-    for extra in _variants():
-        done = subprocess.run([sys.executable, str(script), ARM], env=dict(os.environ, **extra), capture_output=True,
-                              text=True, timeout=600)
-        assert done.returncode == 0, (extra, done.stderr[-2000:])
-        digests[json.dumps(extra)] = done.stdout.split()[0]
+    digests = {json.dumps(extra): r["digest"] for extra, r in in_every_variant(CHILD, [ARM], tmp_path)}
     assert len(set(digests.values())) == 1, digests
 
 

@@ -3,18 +3,14 @@ BLAS, `fixed_linalg.block_grams`) within an ulp or so of the exact sums, and the
 to the URDF's bytes, the same bits in any chunking and under every BLAS kernel and numpy SIMD level
 this CPU runs (as tests/test_same_bits.py for the torques)."""
 
-import json
-import os
-import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from conftest import CORPUS, ROOT
+from conftest import CORPUS, need_corpus
 from rnea_cli.run.answers import fixed_linalg
-from test_same_bits import _variants
+from test_same_bits import REPORT, in_every_variant
 
 
 def exact_gram(Z):
@@ -108,10 +104,7 @@ for k, robot in enumerate(robots):
                         "ols": digest(ols.theta, ols.beta, ols.se, ols.sigma),
                         "estimate": digest(fit.theta, fit.beta, fit.rms_after),
                         "urdf": digest(np.frombuffer(identified_urdf(robot, model, base.layout, fit.theta), np.uint8))}
-blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
-from numpy._core import _multiarray_umath as umath
-simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
-print(json.dumps({"blas": blas, "simd": simd, "digests": out}))
+""" + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digests": out}))
 """
 
 
@@ -119,18 +112,7 @@ def test_the_estimate_is_the_same_bytes_under_every_blas_kernel_and_simd_level_t
     """A random tree and the UR5 identified from 5000 noisy samples in chunks of 1777: the sums, the
     base parameters' K, OLS, the consistent estimate and the URDF written, in child processes under
     each OpenBLAS kernel and numpy SIMD level this CPU can run."""
-    robots = [str(CORPUS / "ur5.urdf")] if (CORPUS / "ur5.urdf").is_file() else []
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    results = []
-    for extra in _variants():
-        env = dict(os.environ, **extra)
-        done = subprocess.run([sys.executable, str(script), str(ROOT / "tests"), *robots], env=env,
-                              capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, (extra, done.stderr[-2000:])
-        results.append((extra, json.loads(done.stdout.splitlines()[-1])))
-    seen = {json.dumps([r["blas"], r["simd"]]) for _, r in results}
-    assert len(seen) >= min(2, len(results)), f"the variants ran no other kernel: {results}"
+    results = in_every_variant(CHILD, [need_corpus(CORPUS / "ur5.urdf" if (CORPUS / "ur5.urdf").is_file() else None)], tmp_path, timeout=900)
     first = results[0][1]["digests"]
     differ = [(extra, r["blas"], robot, part) for extra, r in results for robot, parts in r["digests"].items()
               for part, d in parts.items() if d != first[robot][part]]

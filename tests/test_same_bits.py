@@ -131,6 +131,15 @@ def test_placements_are_the_same_bits_in_any_chunk(monkeypatch):
 
 # -- the same bytes under every kernel this CPU runs ------------------------------------------------
 
+# What a child script prints last, to be compared across the variants: one JSON object with "blas"
+# (the OpenBLAS kernels it loaded) and "simd" (numpy's dispatched levels on) beside what it computed.
+REPORT = """
+blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
+from numpy._core import _multiarray_umath as umath
+simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+"""
+
+
 CHILD = r"""
 import hashlib, json, sys
 import numpy as np, threadpoolctl
@@ -161,10 +170,7 @@ for x in fit(t, rng.normal(size=(3000, 4)), 0.02, np.arange(20, 2980)):  # --smo
     digest.update(np.ascontiguousarray(x).tobytes())
 q = np.concatenate([rng.uniform(-4, 4, 5000), rng.uniform(-1e6, 1e6, 5000)])
 digest.update(b"".join(x.tobytes() for x in spatial.cos_sin(q, *np.empty((2, len(q))), np.empty((5, len(q))))))
-blas = sorted({i.get("architecture", "?") for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"})
-from numpy._core import _multiarray_umath as umath
-simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
-print(json.dumps({"blas": blas, "simd": simd, "digest": digest.hexdigest()}))
+""" + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digest": digest.hexdigest()}))
 """
 
 
@@ -200,20 +206,27 @@ def _variants():
     return variants
 
 
-def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
-    robots = [str(CORPUS / f"{name}.urdf") for name in ("iiwa14", "simple_humanoid")
-              if (CORPUS / f"{name}.urdf").is_file()]
+def in_every_variant(child, args, tmp_path, timeout=600):
+    """[(variables, the JSON object the child printed last)] of the child script run under each of
+    `_variants()`, with sys.argv[1] the tests folder; checked to have run more than one kernel or
+    SIMD level (where the CPU has more than one), so that agreeing digests mean something."""
     script = tmp_path / "child.py"
-    script.write_text(CHILD)
+    script.write_text(child)
     results = []
     for extra in _variants():
-        env = dict(os.environ, **extra)
-        done = subprocess.run([sys.executable, str(script), str(ROOT / "tests"), *robots], env=env,
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run([sys.executable, str(script), str(ROOT / "tests"), *map(str, args)],
+                              env=dict(os.environ, **extra), capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, (extra, done.stderr[-2000:])
         results.append((extra, json.loads(done.stdout.splitlines()[-1])))
     seen = {json.dumps([r["blas"], r["simd"]]) for _, r in results}
     assert len(seen) >= min(2, len(results)), f"the variants ran no other kernel: {results}"
+    return results
+
+
+def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
+    robots = [need_corpus(path if path.is_file() else None)
+              for path in (CORPUS / f"{name}.urdf" for name in ("iiwa14", "simple_humanoid"))]
+    results = in_every_variant(CHILD, robots, tmp_path)
     first = results[0][1]["digest"]
     differ = [(extra, r["blas"], r["simd"]) for extra, r in results if r["digest"] != first]
     assert not differ, f"other bits than the machine's ({results[0][1]['blas']}, {results[0][1]['simd']}): {differ}"
