@@ -90,3 +90,25 @@ def test_extreme_efforts_and_prior_weights_are_one_line(ur5_runs, tmp_path):
     for args, needle in (([tmp_path / "big.csv"], "beyond 1e150"), ([runs[0], "--prior-weight", "1e308"], "1e12")):
         result = run("identify", robot.model.source, *args)
         assert result.exit_code == 2 and needle in result.stderr, result.stderr
+
+
+def test_a_planar_joints_friction_is_refused_as_one_line_with_links_too(tmp_path):
+    """The rover's planar base has one friction per coordinate and one <dynamics>: writing it back is
+    refused (one line, exit 2, no file), with --links as without; --no-friction writes the link.
+    (The effort here is only something to fit: any values give the same refusal.)"""
+    import numpy as np
+
+    traj = pl.read_csv(ROBOTS / "rover_traj.csv")
+    joints = [c[2:] for c in traj.columns if c.startswith("q_")]
+    rng = np.random.default_rng(2)
+    measured = traj.with_columns(*(pl.Series(f"effort_{j}", rng.standard_normal(len(traj))) for j in joints))
+    measured.write_csv(tmp_path / "measured.csv")
+    for extra in ([], ["--links", "boom"]):
+        out = tmp_path / "rover.urdf"
+        result = run("identify", ROBOTS / "rover.urdf", tmp_path / "measured.csv", *extra, "-o", out)
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, (extra, result.stderr)
+        assert "planar" in result.stderr and not out.exists(), (extra, result.stderr)
+    done = run("identify", ROBOTS / "rover.urdf", tmp_path / "measured.csv", "--links", "boom", "--no-friction",
+               "-o", tmp_path / "boom.urdf")
+    assert done.exit_code == 0, done.stderr
+    assert (tmp_path / "boom.urdf").read_bytes() != (ROBOTS / "rover.urdf").read_bytes()

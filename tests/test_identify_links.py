@@ -364,3 +364,18 @@ def test_a_link_the_run_cannot_fully_determine_has_no_standard_error_where_it_is
     assert found.identified < 10 and None in found.inertia_se
     shown = [found.mass_se, *found.com_se, *found.inertia_se]
     assert all(se is None or (np.isfinite(se) and se >= 0) for se in shown)
+
+
+def test_a_crlf_file_written_back_keeps_its_line_ends():
+    """lxml reads CRLF as LF: what is put in (an element changed, one added) ends its lines with CRLF too."""
+    xml = ('<robot name="r">\n  <link name="a"/>\n  <link name="b">\n    <inertial><mass value="1"/>'
+           '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>\n    </inertial>\n  </link>\n'
+           '  <joint name="j" type="revolute">\n    <parent link="a"/>\n    <child link="b"/>\n'
+           '    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>\n  </joint>\n</robot>\n')
+    crlf = xml.replace("\n", "\r\n").encode()
+    model = load_urdf(xml)
+    layout = identify.layout(model, links=["b"])
+    theta = np.r_[dynamic_parameters(mcI(2.0, [0.1, 0, 0], np.diag([0.1, 0.2, 0.3]))), 0.5, 0.25]
+    out = identified_urdf(crlf, model, layout, theta)
+    assert out.count(b"\n") == out.count(b"\r\n") > crlf.count(b"\r\n") - 2
+    np.testing.assert_allclose(identify.layout(load_urdf(out.decode()), links=["b"]).parameters(), theta, rtol=1e-15)

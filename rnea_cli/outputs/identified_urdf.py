@@ -90,7 +90,12 @@ def identified_urdf(source, model, layout, theta, bodies=None):
     for r, i in enumerate(layout.joints):
         if "viscous" in terms:
             at = layout.inertial + r * len(terms)
-            el = joints[model.joints[i].name]
+            joint = model.joints[i]
+            if joint.urdf_joint is not None:  # (the planar joint's coordinates each have their friction)
+                raise URDFError(label, joint.line, f"joint {joint.urdf_joint}: a planar joint's friction, one per "
+                                                   "coordinate, cannot be written into its one <dynamics> "
+                                                   "(--no-friction to write the inertias)")
+            el = joints[joint.name]
             changed.append((set_dynamics(el, theta[at + terms.index("viscous")], theta[at + terms.index("coulomb")]),
                             el))
     return _spliced(data, label, order, changed, root.getroottree().docinfo.encoding or "UTF-8")
@@ -112,6 +117,10 @@ def _spliced(data, label, order, changed, encoding):
             last = max(spans[order[child]][1] for child in parent if child in order)
             indent = parent.text if parent.text and not parent.text.strip() else ""
             edits[(last, last)] = edits.get((last, last), b"") + indent.encode(encoding) + _text(el, encoding)
+    crlf = "\r\n".encode(encoding)
+    if crlf in data:  # lxml read the file's CRLF line ends as LF: the text put in ends its lines as the file does
+        lf = "\n".encode(encoding)
+        edits = {span: text.replace(crlf, lf).replace(lf, crlf) for span, text in edits.items()}
     out, at = [], 0
     for (start, end), text in sorted(edits.items()):
         out += [data[at:start], text]

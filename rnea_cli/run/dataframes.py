@@ -70,8 +70,11 @@ def _run(model, table, gravity, floating, friction, actuators, split, wrench_fra
          time_unit):
     """The library's run of a frame's table (one engine thread: the cluster's workers are the
     parallel work)."""
+    from ..trajectory.sources.clock import UNITS
     from .session import RunOptions, open_run
 
+    if time_unit is not None and time_unit not in UNITS:
+        raise RneaError(LABEL, None, f"time_unit {time_unit!r}: expected one of {', '.join(UNITS)}")
     options = RunOptions(gravity=gravity, floating=model.floating if floating is None else floating,
                          friction=friction, actuators=actuators, split=split, wrench_frame=wrench_frame, mimic=mimic,
                          degrees=degrees, dt=dt, static=static, time_unit=time_unit, threads=1)

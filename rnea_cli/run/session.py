@@ -60,23 +60,40 @@ class RunOptions:
     threads: int | None = None
 
     def __post_init__(self):
+        from ..trajectory.sources import FORMATS
+        from ..trajectory.sources.clock import UNITS
+        from ..trajectory.sources.layout import PRESETS
+
         for name in ("degrees", "static", "effort", "mimic", "floating", "friction", "wrenches", "fixed", "split"):
             checked.flag(getattr(self, name), name)
         for name in ("dt", "smooth", "resample"):
             checked.optional_positive(getattr(self, name), name)
         object.__setattr__(self, "gravity", tuple(checked.vector3(self.gravity, "gravity")))
         checked.choice(self.wrench_frame, "wrench_frame", ("world", "link"))
-        if self.time_unit is not None:
-            from ..trajectory.sources.clock import UNITS
-
-            if self.time_unit not in UNITS:
-                raise RneaError("options", None, f"time_unit {self.time_unit!r}: expected one of {', '.join(UNITS)}")
+        for name, choices in (("input_format", FORMATS), ("preset", tuple(PRESETS))):
+            if getattr(self, name) is not None:
+                checked.choice(getattr(self, name), name, choices)
+        if self.time_unit is not None and self.time_unit not in UNITS:
+            raise RneaError("time_unit", None, f"{self.time_unit!r}: expected one of {', '.join(UNITS)}")
+        for name in ("columns", "topic", "publisher"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise RneaError(name, None, f"expected a str, got {type(value).__name__}")
+        if self.message is not None and (isinstance(self.message, bool) or not isinstance(self.message, int)
+                                         or self.message < 0):
+            raise RneaError("message", None, f"{self.message!r} is not a message index (an int, 0 or more)")
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or not 0 < self.threads <= 4096):
+            raise RneaError("threads", None, f"{self.threads!r} is not a number of threads (1 to 4096)")
+        for name in ("xacro_args", "package_paths"):
+            value = getattr(self, name) or ()
+            if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not all(
+                    isinstance(x, (str, os.PathLike)) for x in value):
+                raise RneaError(name, None, f"expected a list of str (one per {name[:-1].replace('_', ' ')}), got "
+                                            f"{type(value).__name__}")
+            object.__setattr__(self, name, tuple(os.fspath(x) for x in value))
         if not isinstance(self.actuators, dict):
             object.__setattr__(self, "actuators", checked.path(self.actuators, "actuators"))
-        if self.threads is not None and not (isinstance(self.threads, int) and 0 < self.threads <= 4096):
-            raise RneaError("threads", None, f"{self.threads!r} is not a number of threads (1 to 4096)")
-        object.__setattr__(self, "xacro_args", tuple(self.xacro_args or ()))
-        object.__setattr__(self, "package_paths", tuple(self.package_paths or ()))
 
 
 class Models:
@@ -130,12 +147,18 @@ class Run:
     pipeline: object
     notices: list = field(default_factory=list)
     _seen: int = 0  # the trajectory's notices already in `notices`
+    _begun: bool = False  # blocks() was called
 
     def blocks(self, wrap=None):
         """The pipeline's Blocks, the trajectory read ahead in a thread; wrap(chunks): an iterator
-        of the chunks in their place (a progress display), or None."""
+        of the chunks in their place (a progress display), or None. A trajectory streams: its
+        blocks can be read once (open the run again to read them again)."""
         from ..streams import prefetch
 
+        if self._begun:
+            raise RneaError(self.traj.label, None, "this run's blocks were read already: a trajectory streams "
+                                                   "once (open_run again)")
+        self._begun = True
         chunks = prefetch(self.traj.chunks)
         yield from self.pipeline.blocks(dataclasses.replace(self.traj, chunks=wrap(chunks) if wrap else chunks))
         self.notices += [_line(notice) for notice in self.traj.notices[self._seen:]]
@@ -156,6 +179,14 @@ def open_run(robot, trajectory, options=RunOptions(), *, models=None, before_rea
 
     if not isinstance(options, RunOptions):
         raise RneaError("options", None, f"expected a RunOptions, got {type(options).__name__}")
+    if not isinstance(robot, Model):
+        robot = checked.path(robot, "robot")
+        if robot is None:
+            raise RneaError("robot", None, "expected a Model or a robot file's path, got None")
+    if not callable(trajectory):
+        trajectory = checked.path(trajectory, "trajectory")
+        if trajectory is None:
+            raise RneaError("trajectory", None, "expected a trajectory file's path, '-' or a source, got None")
     load = models.load if models is not None else lambda path, opts, fixed_joints=False: load_model(
         path, opts, fixed_joints)
     model = robot if isinstance(robot, Model) else load(robot, options)
