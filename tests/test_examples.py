@@ -23,15 +23,26 @@ SECTION = re.search(r"^## The whole loop on the bundled arm\n(.*?)^## ", PAGE.re
 MADE = re.compile(r"^    ((?:arm7|gripper2|rover)\w*(?:\.\w+|/))", re.M)  # the files make_examples' docstring lists
 
 
-def test_make_examples_makes_the_files_shipped_byte_for_byte(tmp_path):
+def test_make_examples_makes_the_files_shipped(tmp_path):
+    """Byte for byte where the making is rnea's alone. The fixtures' motions and sensor readings are
+    made with numpy's sin (a SIMD kernel whose last bits differ between AVX2, AVX-512 and ARM) and
+    Pinocchio's RNEA (Eigen's kernels): on another CPU a table may differ in its last bits, so a
+    table that is not the same bytes must have the same header and every number within 1e-12 of the
+    column's largest. (rnea's own same-bits promises are tested in test_same_bits.py.)"""
     script = ROBOTS / "make_examples.py"
     subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], check=True, timeout=600)
     made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     listed = {name.rstrip("/") for name in MADE.findall(script.read_text())}
     assert {p.parts[0] for p in made} == listed
     for path in made:
-        assert (tmp_path / path).read_bytes() == (ROBOTS / path).read_bytes(), \
-            f"robots/{path} is not what make_examples.py makes: rerun it"
+        ours, shipped = (tmp_path / path).read_bytes(), (ROBOTS / path).read_bytes()
+        if ours == shipped:
+            continue
+        assert path.suffix in (".csv", ".txt"), f"robots/{path} is not what make_examples.py makes: rerun it"
+        a, b = (pl.read_csv(x, separator=" " if path.suffix == ".txt" else ",") for x in (ours, shipped))
+        assert a.columns == b.columns and a.shape == b.shape, f"robots/{path}: rerun make_examples.py"
+        x, y = a.to_numpy().astype(float), b.to_numpy().astype(float)
+        assert np.all(np.abs(x - y) <= 1e-12 * np.abs(y).max(axis=0)), f"robots/{path}: rerun make_examples.py"
 
 
 def _inertials(path):

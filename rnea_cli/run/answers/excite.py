@@ -48,10 +48,10 @@ class Excitation:
 
 def random_fourier(problem, rng):
     """A random excitation as a user would draw one: standard normal coefficients of the same
-    harmonics and period, at rest at both ends, each joint scaled until its first bound binds, then
-    within the effort bounds (None where even the middle pose breaks one)."""
+    harmonics and period (`fixed_linalg.normal`: the same bits on every machine), at rest at both ends, each joint scaled until its first bound binds, then within the effort bounds (None
+    where even the middle pose breaks one)."""
     n, H = problem.coords.n, problem.harmonics
-    a, b = at_rest(rng.standard_normal((n, H)), rng.standard_normal((n, H)))
+    a, b = at_rest(fl.normal(rng, (n, H)), fl.normal(rng, (n, H)))
     return problem.feasible(problem.filled(Fourier(problem.period, problem.limits.centre, a, b)))
 
 

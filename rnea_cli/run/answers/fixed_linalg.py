@@ -10,6 +10,10 @@ SIMD width and blocking. Two ways round that here:
   `log`, `symmetric_eigen`) in element-wise numpy operations (or Python floats) in a fixed order:
   +, -, *, /, sqrt are correctly rounded element by element, every sum runs in `ordered_sum`'s
   fixed tree (or math.fsum, correctly rounded), and no libm or SIMD transcendental is called.
+- `uniform`, `normal`: random draws made of integers by exact arithmetic (and Box-Muller with
+  `log` and spatial.cos_sin) (numpy's normal sampler calls
+  libm's log1p and exp, whose last bits differ by platform; its uniform one may be fused into an FMA
+  by the compiler of another architecture).
 """
 
 import math
@@ -17,6 +21,7 @@ import math
 import numpy as np
 
 BLOCK_BITS = 10
+UNIT = 2.0 ** -53
 BLOCK = 1 << BLOCK_BITS  # samples of a block: its products are summed exactly
 PIECE_BITS = (52 - BLOCK_BITS) // 2  # 21: 2 PIECE_BITS + BLOCK_BITS <= 52, a block's sums stay below 2^53
 PIECES = 3  # 63 bits of each row below its block's largest |entry|
@@ -213,3 +218,23 @@ def symmetric_eigen(J, sweeps=30):
                     V[k][p], V[k][q] = c * vkp - s * vkq, s * vkp + c * vkq
     order = sorted(range(n), key=lambda i: A[i][i])
     return np.array([A[i][i] for i in order]), np.array([[V[k][i] for i in order] for k in range(n)])
+
+
+def uniform(rng, low, high, shape):
+    """Draws uniform in [low, high) of a numpy Generator: 53-bit integers (integer arithmetic only)
+    times 2^-53 (exact), then one multiply and one add, each correctly rounded."""
+    u = rng.integers(0, 1 << 53, size=shape, dtype=np.int64) * UNIT
+    return low + (high - low) * u
+
+
+def normal(rng, shape):
+    """Standard normal draws by Box-Muller from two `uniform` draws, with this module's `log` and
+    the engine's cos/sin (fdlibm's, element-wise): the same bits on every machine."""
+    from ...dynamics.spatial import cos_sin
+
+    u, v = uniform(rng, 0.0, 1.0, (2,) + tuple(np.atleast_1d(shape)))
+    radius = np.sqrt(-2.0 * log(1.0 - u))  # 1 - u in (0, 1]
+    angle = (2.0 * math.pi) * v
+    c = np.empty(angle.shape)
+    cos_sin(angle, c, np.empty(angle.shape), np.empty((5,) + angle.shape))
+    return radius * c

@@ -202,7 +202,7 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
                     seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None):
     """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
     numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
-    continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd standard normal). The
+    continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd uniform of unit variance). The
     rank is that of QR with column pivoting (|R_kk| > tolerance |R_00|; W's columns are not scaled:
     scaling would blow round-off in a column that is zero but for it up to unit size); the
     independent columns are the first ones in W's order that are not combinations of those before
@@ -240,15 +240,16 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
 
 
 def random_motion(model, N, rng):
-    """(q, qd, qdd), each (N, n): q uniform in each joint's range, qd and qdd standard normal; a kept
-    fixed joint's are 0."""
+    """(q, qd, qdd), each (N, n): q uniform in each joint's range, qd and qdd uniform with unit
+    variance (in [-sqrt 3, sqrt 3]); a kept fixed joint's are 0. Drawn by `fixed_linalg.uniform`:
+    the base parameters' K depends on them, so they are the same bits on every machine."""
     q = np.empty((N, model.n))
     for i, j in enumerate(model.joints):
         lower, upper = j.limits.lower, j.limits.upper
         if lower is None or upper is None or lower >= upper:
             lower, upper = (-math.pi, math.pi) if j.is_angular else (-1.0, 1.0)
-        q[:, i] = rng.uniform(lower, upper, N)
-    qd, qdd = rng.standard_normal((N, model.n)), rng.standard_normal((N, model.n))
+        q[:, i] = fl.uniform(rng, lower, upper, N)
+    qd, qdd = (fl.uniform(rng, -math.sqrt(3.0), math.sqrt(3.0), (N, model.n)) for _ in range(2))
     fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]
     q[:, fixed] = qd[:, fixed] = qdd[:, fixed] = 0.0
     return q, qd, qdd
