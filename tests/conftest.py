@@ -47,6 +47,12 @@ def need_corpus(path):
     return path
 
 
+def corpus_robot(name):
+    """The path of one shared robot, or need_corpus's skip (a failure under CI=true) without it."""
+    path = CORPUS / f"{name}.urdf"
+    return need_corpus(path if path.is_file() else None)
+
+
 def run(*args, input=None):
     """`rnea ARGS` through Click's runner; stdout and stderr apart; exceptions propagate."""
     from click.testing import CliRunner

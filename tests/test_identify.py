@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import CORPUS, load, need_corpus
+from conftest import corpus_robot, load
 from random_urdf import random_urdf
 from rnea_cli import base_parameters, load_urdf
 from rnea_cli.run.answers import identify
@@ -89,7 +89,7 @@ def test_random_trees_base_regressor_reproduces_the_efforts(seed):
 
 def test_the_ur5s_count():
     """36 inertial base parameters for a UR-type 6R arm, plus two friction terms a joint."""
-    model = load(need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None))
+    model = load(corpus_robot("ur5"))
     base = base_parameters(model)
     assert base.rank == 36 + 12
     effort_matches(model, base)
@@ -148,7 +148,7 @@ class Robot:
     def __init__(self, seed):
         from oracle import pin_loadable_xml, pin_model
 
-        path = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None)
+        path = corpus_robot("ur5")
         self.model = load(path)
         self.rng = np.random.default_rng(seed)
         self.true = perturbed(pin_model(xml=pin_loadable_xml(path)), self.rng)
@@ -306,7 +306,7 @@ def test_numbers_are_written_with_every_digit_they_need():
 def test_a_shared_robot_written_back_reloads_with_the_identified_parameters():
     from rnea_cli.outputs.identified_urdf import identified_urdf
 
-    path = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None)
+    path = corpus_robot("ur5")
     model = load(path)
     layout = identify.layout(model)
     theta = scaled_bodies(model, layout, 0.8, np.random.default_rng(2))

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from conftest import CORPUS, need_corpus
+from conftest import corpus_robot
 from rnea_cli.run.answers import fixed_linalg
 from test_same_bits import REPORT, in_every_variant
 
@@ -112,7 +112,7 @@ def test_the_estimate_is_the_same_bytes_under_every_blas_kernel_and_simd_level_t
     """A random tree and the UR5 identified from 5000 noisy samples in chunks of 1777: the sums, the
     base parameters' K, OLS, the consistent estimate and the URDF written, in child processes under
     each OpenBLAS kernel and numpy SIMD level this CPU can run."""
-    results = in_every_variant(CHILD, [need_corpus(CORPUS / "ur5.urdf" if (CORPUS / "ur5.urdf").is_file() else None)], tmp_path, timeout=900)
+    results = in_every_variant(CHILD, [corpus_robot("ur5")], tmp_path, timeout=900)
     first = results[0][1]["digests"]
     differ = [(extra, r["blas"], robot, part) for extra, r in results for robot, parts in r["digests"].items()
               for part, d in parts.items() if d != first[robot][part]]

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import CORPUS, ROBOTS, need_corpus, run
+from conftest import ROBOTS, corpus_robot, run
 from rnea_cli import base_parameters, load_urdf
 from rnea_cli.dynamics.inertial import dynamic_parameters, moved, spatial_inertia
 from rnea_cli.dynamics.spatial import mass_properties, mcI, rpy
@@ -29,7 +29,7 @@ GUESSES = {  # what the user wrote for the payload in the URDF given to rnea
 
 def payload_urdf(inertial):
     """The corpus's UR5 with a link 'payload' fixed on tool0 (the text before </robot> as it was)."""
-    text = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None).read_text()
+    text = corpus_robot("ur5").read_text()
     link = (f'  <link name="payload">{inertial}</link>\n  <joint name="payload_mount" type="fixed">{MOUNT}'
             '<parent link="tool0"/><child link="payload"/></joint>\n')
     at = text.rindex("</robot>")
@@ -292,7 +292,7 @@ def test_bad_links_are_one_line_and_exit_2(runs, tmp_path):
 
 def test_a_whole_robot_written_back_keeps_every_other_byte():
     """The UR5's root element declares a namespace before its name: lxml wrote them the other way round."""
-    path = need_corpus(CORPUS / "ur5.urdf" if CORPUS.is_dir() else None)
+    path = corpus_robot("ur5")
     model = load_urdf(path)
     layout = identify.layout(model)
     theta = layout.parameters() * 1.25

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import CORPUS, ROOT, corpus_params, need_corpus
+from conftest import ROOT, corpus_params, corpus_robot, need_corpus
 from oracle import random_base, random_motion
 from random_urdf import random_urdf
 from rnea_cli.dynamics import engine
@@ -224,8 +224,7 @@ def in_every_variant(child, args, tmp_path, timeout=600):
 
 
 def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
-    robots = [need_corpus(path if path.is_file() else None)
-              for path in (CORPUS / f"{name}.urdf" for name in ("iiwa14", "simple_humanoid"))]
+    robots = [corpus_robot(name) for name in ("iiwa14", "simple_humanoid")]
     results = in_every_variant(CHILD, robots, tmp_path)
     first = results[0][1]["digest"]
     differ = [(extra, r["blas"], r["simd"]) for extra, r in results if r["digest"] != first]

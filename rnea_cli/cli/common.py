@@ -99,7 +99,9 @@ class Shown:
 
     def __init__(self, run, console, quiet):
         self.run, self.console, self.quiet, self.later, self._opened = run, console, quiet, [], len(run.notices)
-        self.model, self.coords, self.traj, self.pipeline = run.model, run.coords, run.traj, run.pipeline
+
+    def __getattr__(self, name):  # the run's model, coords, traj, pipeline
+        return getattr(self.run, name)
 
     def note(self, text):
         self.later.append(text)
