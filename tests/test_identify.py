@@ -163,7 +163,7 @@ class Robot:
         return motion, effort
 
     def normal_equations(self, motion, effort, chunk=97):
-        normal = identify.NormalEquations(self.layout)
+        normal = identify.NormalEquations(self.base)
         for s in range(0, len(effort), chunk):
             normal.add(*(x[s:s + chunk] for x in motion), effort[s:s + chunk])
         return normal.finish()
@@ -223,8 +223,12 @@ def test_the_normal_equations_are_the_same_bits_in_any_chunks():
     for other in sums[1:]:
         for name in ("G", "b", "c"):
             np.testing.assert_array_equal(getattr(other, name), getattr(sums[0], name))
-    W = robot.layout.regressor(*motion)
+    W = robot.layout.regressor(*motion)[..., robot.base.independent]  # the base regressor W_b
     np.testing.assert_allclose(sums[0].G.sum(axis=0), np.einsum("kja,kjb->ab", W, W), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(sums[0].b.sum(axis=0), np.einsum("kja,kj->a", W, effort), rtol=1e-12, atol=1e-9)
+    theta = robot.layout.parameters() * 1.1  # the residuals of any theta, through W_b beta(theta)
+    np.testing.assert_allclose(sums[0].rss(theta), np.sum((effort - robot.layout.regressor(*motion) @ theta) ** 2,
+                                                          axis=0), rtol=1e-9)
 
 
 def test_too_few_samples_or_a_still_joint_is_refused():

@@ -94,7 +94,7 @@ for k, robot in enumerate(robots):
     for c in range(W.shape[2]):  # W theta, element-wise in order: the same input on every CPU
         effort += W[:, :, c] * theta[c]
     effort += rng.uniform(-1, 1, effort.shape) * 0.05 * np.abs(effort).max(axis=0)
-    normal = identify.NormalEquations(base.layout)
+    normal = identify.NormalEquations(base)
     for s in range(0, N, 1777):
         normal.add(q[s:s + 1777], qd[s:s + 1777], qdd[s:s + 1777], effort[s:s + 1777])
     normal.finish()

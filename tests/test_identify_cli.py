@@ -87,9 +87,13 @@ def test_extreme_efforts_and_prior_weights_are_one_line(ur5_runs, tmp_path):
     robot, runs, held_out, folder = ur5_runs
     big = pl.read_csv(runs[0]).with_columns(pl.col("^effort_.*$") * 1e200)
     big.write_csv(tmp_path / "big.csv")
-    for args, needle in (([tmp_path / "big.csv"], "beyond 1e150"), ([runs[0], "--prior-weight", "1e308"], "1e12")):
+    fast = pl.read_csv(runs[0]).with_columns(pl.col("^qd_.*$") * 1e200)  # its regressor's squares: no double
+    fast.write_csv(tmp_path / "fast.csv")
+    for args, needle in (([tmp_path / "big.csv"], "line 2: effort not finite or beyond 1e150"),
+                         ([tmp_path / "fast.csv"], "line 2: q, qd or qdd not finite or beyond 1e30"),
+                         ([runs[0], "--prior-weight", "1e308"], "1e12")):
         result = run("identify", robot.model.source, *args)
-        assert result.exit_code == 2 and needle in result.stderr, result.stderr
+        assert result.exit_code == 2 and needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
 
 
 def test_a_planar_joints_friction_is_refused_as_one_line_with_links_too(tmp_path):

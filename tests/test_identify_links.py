@@ -78,8 +78,8 @@ def truth():
     return Payload()
 
 
-def normal_equations(layout, motion, effort, chunk=101):
-    normal = identify.NormalEquations(layout)
+def normal_equations(base, motion, effort, chunk=101):
+    normal = identify.NormalEquations(base)
     for s in range(0, len(effort), chunk):
         normal.add(*(x[s:s + chunk] for x in motion), effort[s:s + chunk])
     return normal.finish()
@@ -124,7 +124,7 @@ def test_a_payload_is_recovered_from_noiseless_efforts(truth, guess):
     model = load_urdf(payload_urdf(GUESSES[guess]))
     base = base_parameters(model, links=["payload"])
     assert base.rank == 10 + 2 * model.n  # a payload on a 6-DoF arm: all 10, and friction
-    normal = normal_equations(base.layout, *truth.run(8.0))
+    normal = normal_equations(base, *truth.run(8.0))
     fit = identify.estimate(normal, base)
     assert identify.consistent(fit.theta[:10])
     assert_is_the_true_payload(*mass_properties(spatial_inertia(fit.theta[:10])), 1e-6)
@@ -142,7 +142,7 @@ def test_a_moving_link_named_takes_what_the_rest_of_its_body_lacks(truth):
     model = load_urdf(payload_urdf(GUESSES["light"]))
     base = base_parameters(model, links=["wrist_3_link"], friction=False)
     assert base.rank == 10 and base.layout.blocks[0].moved is None
-    normal = normal_equations(base.layout, *truth.run(6.0, friction=False))
+    normal = normal_equations(base, *truth.run(6.0, friction=False))
     fit = identify.estimate(normal, base)
     rows = {row.name: row for row in model.links}
     guess = dynamic_parameters(rows["payload"].inertia)
@@ -157,7 +157,7 @@ def test_offset_and_armature_stay_identified_with_links(truth):
     assert base.rank == 10 + 4 * model.n
     motion, effort = truth.run(8.0)
     offset, armature = np.linspace(-0.3, 0.4, model.n), np.linspace(0.05, 0.2, model.n)
-    fit = identify.estimate(normal_equations(base.layout, motion, effort + offset + armature * motion[2]), base)
+    fit = identify.estimate(normal_equations(base, motion, effort + offset + armature * motion[2]), base)
     assert_is_the_true_payload(*mass_properties(spatial_inertia(fit.theta[:10])), 1e-6)
     terms = fit.theta[10:].reshape(-1, 4)
     np.testing.assert_allclose(terms, np.column_stack([truth.viscous, truth.coulomb, offset, armature]), rtol=1e-6)
@@ -169,7 +169,7 @@ def test_the_prior_pulls_the_links_named_only_when_asked(truth):
     origin on 1 % noise; a weight of 1e6 holds it near the guess."""
     model = load_urdf(payload_urdf(GUESSES["light"]))
     base = base_parameters(model, links=["payload"])
-    normal = normal_equations(base.layout, *truth.run(8.0, noise=0.01))
+    normal = normal_equations(base, *truth.run(8.0, noise=0.01))
     free, ten, held = (identify.estimate(normal, base, prior_weight=w).theta[:10] for w in (None, 10.0, 1e6))
     np.testing.assert_array_equal(free, identify.estimate(normal, base, prior_weight=0.0).theta[:10])
     assert abs(free[0] - MASS) < 0.01
@@ -182,9 +182,9 @@ def test_the_normal_equations_of_links_are_the_same_bits_in_any_chunks(truth):
     """The held effort and a link's columns (its body's times T) are element-wise sums: a sample's
     bits are its own, in a chunk of 1 or of all."""
     model = load_urdf(payload_urdf(GUESSES["light"]))
-    layout = identify.layout(model, links=["payload"])
+    base = base_parameters(model, links=["payload"])
     motion, effort = truth.run(1.0, noise=0.01)
-    sums = [normal_equations(layout, motion, effort, chunk) for chunk in (len(effort), 1, 7, 64)]
+    sums = [normal_equations(base, motion, effort, chunk) for chunk in (len(effort), 1, 7, 64)]
     for other in sums[1:]:
         for name in ("G", "b", "c"):
             np.testing.assert_array_equal(getattr(other, name), getattr(sums[0], name))
@@ -359,7 +359,7 @@ def test_a_link_the_run_cannot_fully_determine_has_no_standard_error_where_it_is
     assert 0 < base.rank < 10
     motion = fourier_motion(np.random.default_rng(4), model.n, 4.0, 1.0)
     effort = pin_efforts(pin_model(xml=xml), model.joint_names, *motion, 0.0, 0.0)
-    normal = normal_equations(base.layout, motion, effort)
+    normal = normal_equations(base, motion, effort)
     found = identify.links_found(normal, base, identify.estimate(normal, base))[0]
     assert found.identified < 10 and None in found.inertia_se
     shown = [found.mass_se, *found.com_se, *found.inertia_se]

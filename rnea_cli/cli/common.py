@@ -106,8 +106,9 @@ class Shown:
     def note(self, text):
         self.later.append(text)
 
-    def blocks(self):
-        yield from self.run.blocks(wrap=lambda chunks: _with_progress(chunks, self.console, not self.quiet))
+    def blocks(self, *, dynamics=True):
+        yield from self.run.blocks(wrap=lambda chunks: _with_progress(chunks, self.console, not self.quiet),
+                                   dynamics=dynamics)
         notices = self.run.notices
         for text in notices[:self._opened] + self.later + notices[self._opened:]:
             say(self.console, text)

@@ -87,13 +87,14 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
                 state["model"] = model
                 state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
                                                       offset=offset, armature=armature, links=names)
-            normal = ident.NormalEquations(state["base"].layout, gravity=options["gravity"])
-        for block in run.blocks():
+            normal = ident.NormalEquations(state["base"], gravity=options["gravity"])
+        for block in run.blocks(dynamics=False):
             measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
-            if not (np.abs(measured) <= 1e150).all():  # its square, summed, must stay a double
-                k = int(np.argmin((np.abs(measured) <= 1e150).all(axis=1)))
-                raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k),
-                                      "effort not finite or beyond 1e150 in size")
+            for what, x, most in (("effort", measured, "1e150"), ("q, qd or qdd", np.hstack(block.motion), "1e30")):
+                if not (np.abs(x) <= float(most)).all():  # the regressor's squares, summed, must stay doubles
+                    k = int(np.argmin((np.abs(x) <= float(most)).all(axis=1)))
+                    raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k),
+                                          f"{what} not finite or beyond {most} in size")
             normal.add(*block.motion, measured)
         return normal
 

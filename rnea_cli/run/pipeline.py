@@ -93,10 +93,21 @@ class Pipeline:
             self._update(block)
             yield block
 
+    def motions(self, traj):
+        """A Block per chunk of `traj` with its motion only (no dynamics: tau and effort None), for
+        what computes its own (identification's regressor)."""
+        for chunk in traj.chunks:
+            yield Block(chunk, self._motion(chunk, traj), None, None)
+
+    def _motion(self, chunk, traj):
+        """(q, qd, qdd) of every model joint, followers expanded, its angles checked."""
+        motion = self.coords.expand(chunk.q, chunk.qd, chunk.qdd)
+        _check_angles(traj, chunk, self.model, motion[0])
+        return motion
+
     def compute(self, chunk, traj):
         coords = self.coords
-        motion = coords.expand(chunk.q, chunk.qd, chunk.qdd)
-        _check_angles(traj, chunk, self.model, motion[0])
+        motion = self._motion(chunk, traj)
         base = (chunk.data["base_pose"], chunk.data["base_twist"], chunk.data["base_dtwist"]) if self.floating else None
         applied = {link: (chunk.data["fext:" + link], chunk.data.get("fext_at:" + link)) for link in traj.wrenched}
         result, f_ext = self._dynamics(motion, base, applied, self.gravity, self.wrenches)

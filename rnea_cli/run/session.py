@@ -149,9 +149,10 @@ class Run:
     _seen: int = 0  # the trajectory's notices already in `notices`
     _begun: bool = False  # blocks() was called
 
-    def blocks(self, wrap=None):
+    def blocks(self, wrap=None, *, dynamics=True):
         """The pipeline's Blocks, the trajectory read ahead in a thread; wrap(chunks): an iterator
-        of the chunks in their place (a progress display), or None. A trajectory streams: its
+        of the chunks in their place (a progress display), or None. dynamics=False: the motions
+        only (`Pipeline.motions`), for a caller that computes its own. A trajectory streams: its
         blocks can be read once (open the run again to read them again)."""
         from ..streams import prefetch
 
@@ -160,7 +161,8 @@ class Run:
                                                    "once (open_run again)")
         self._begun = True
         chunks = prefetch(self.traj.chunks)
-        yield from self.pipeline.blocks(dataclasses.replace(self.traj, chunks=wrap(chunks) if wrap else chunks))
+        traj = dataclasses.replace(self.traj, chunks=wrap(chunks) if wrap else chunks)
+        yield from (self.pipeline.blocks if dynamics else self.pipeline.motions)(traj)
         self.notices += [_line(notice) for notice in self.traj.notices[self._seen:]]
         self._seen = len(self.traj.notices)
 

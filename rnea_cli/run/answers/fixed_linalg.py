@@ -45,7 +45,12 @@ def block_grams(Z):
     with np.errstate(invalid="ignore"):  # an inf or nan row: its products are, too
         exponent = np.frexp(np.max(np.abs(Z), axis=2))[1]  # (k, blocks): |Z| < 2^exponent
         pieces = np.empty((blocks, PIECES, k, K))
-        rest = np.ldexp(Z, (PIECE_BITS - exponent)[:, :, None]).transpose(1, 0, 2)  # |rest| < 2^PIECE_BITS
+        rest = np.empty((blocks, k, K))  # Z's rows times 2^shift: |rest| < 2^PIECE_BITS
+        shift = (PIECE_BITS - exponent).T[:, :, None]
+        near = np.clip(shift, -1000, 1000)  # 2^shift in two exact factors where it is no double
+        np.multiply(Z.transpose(1, 0, 2), np.ldexp(1.0, near), out=rest)
+        if np.any(near != shift):
+            rest *= np.ldexp(1.0, shift - near)
         for s in range(PIECES):
             np.rint(rest, out=pieces[:, s])
             if s + 1 < PIECES:

@@ -90,9 +90,8 @@ def _checked(normal, base):
 
 def weighted(normal, base, sigma):
     """G_b, b_b of the base regressor with each joint's rows divided by its noise."""
-    i = base.independent
-    G = sum(G[np.ix_(i, i)] / s ** 2 for G, s in zip(normal.G, sigma))
-    b = sum(b[i] / s ** 2 for b, s in zip(normal.b, sigma))
+    G = sum(G / s ** 2 for G, s in zip(normal.G, sigma))
+    b = sum(b / s ** 2 for b, s in zip(normal.b, sigma))
     return G, b
 
 

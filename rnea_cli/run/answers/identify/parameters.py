@@ -83,6 +83,16 @@ class Layout:
         rows = {row.name: row for row in self.model.links}
         return np.concatenate([inertial.dynamic_parameters(rows[b.link].inertia) for b in self.links] + [friction])
 
+    @property
+    def row_columns(self):
+        """Per movable joint the columns of W its row can have other than 0, ascending: those of the
+        blocks on bodies the joint carries, then its own friction terms."""
+        chains = inertial.plan(self.model, False).chain
+        terms = len(self.terms)
+        return [np.array([10 * b + k for b, block in enumerate(self.blocks) if i in chains[block.body] for k in range(10)]
+                         + [self.inertial + r * terms + t for t in range(terms)], dtype=int)
+                for r, i in enumerate(self.joints)]
+
     def regressor(self, q, qd, qdd, *, gravity=engine.GRAVITY):
         """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta (+ the held part,
         `regressor_and_held`). A kept fixed joint has no row: what it carries is no measured effort.
@@ -91,27 +101,42 @@ class Layout:
 
     def regressor_and_held(self, q, qd, qdd, *, gravity=engine.GRAVITY):
         """W, and the effort (N, movable joints) of the parameters held at the URDF's (None when
-        every body is identified): effort = W theta + held. A link's columns are its body's times
-        its T, and the held effort the body columns times `held`, summed term by term in a fixed
-        order (element-wise: a sample's bits do not depend on its chunk)."""
+        every body is identified): effort = W theta + held (`rows`)."""
+        columns = self.row_columns
+        rows, held = self.rows(q, qd, qdd, columns, gravity=gravity)
+        W = np.zeros((self.size, len(rows), len(q))).transpose(2, 1, 0)
+        for r, (cols, Z) in enumerate(zip(columns, rows)):
+            W[:, r, cols] = Z.T
+        return W, held
+
+    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY):
+        """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
+        `row_columns[r]`) of its row: a list of (len(columns[r]), N) arrays, the samples fastest; and
+        the held effort (N, movable joints) or None (`regressor_and_held`). A link's columns are its
+        body's times its T, and the held effort the body columns times `held`, summed term by term
+        in a fixed order (element-wise: a sample's bits do not depend on its chunk)."""
         Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity)
-        rows, N = self.joints, len(Y)
-        W = np.zeros((self.size, len(rows), N)).transpose(2, 1, 0)
-        Y = Y[:, rows]
-        if not self.links:
-            W[:, :, :Y.shape[2]] = Y
-        for k, block in enumerate(self.links):
-            body = Y[:, :, 10 * block.body:10 * block.body + 10]
-            for c in range(10):
-                W[:, :, 10 * k + c] = body[:, :, c] if block.moved is None else _combination(body, block.moved[:, c])
+        N, joints, terms = len(Y), self.joints, len(self.terms)
+        Yt = Y.transpose(1, 2, 0)  # (n, 10 bodies, N): the regressor's own memory order
         column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
                   "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
-        k = self.inertial
-        for r, i in enumerate(rows):
-            for t in self.terms:
-                W[:, r, k] = column[t](i)
-                k += 1
-        return W, None if self.held is None else _combination(Y, self.held)
+        out = []
+        for r, (i, cols) in enumerate(zip(joints, columns)):
+            cols = np.asarray(cols, dtype=int)
+            inert = cols[cols < self.inertial]
+            Z = np.empty((len(cols), N))
+            if not self.links:
+                Z[:len(inert)] = Yt[i, inert]
+            for k, c in enumerate(inert if self.links else ()):
+                block = self.links[c // 10]
+                body = Yt[i, 10 * block.body:10 * block.body + 10]
+                Z[k] = body[c % 10] if block.moved is None else _combination(body.T, block.moved[:, c % 10])
+            for k, c in enumerate(cols[len(inert):], start=len(inert)):
+                if (c - self.inertial) // terms != r:
+                    raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
+                Z[k] = column[self.terms[(c - self.inertial) % terms]](i)
+            out.append(Z)
+        return out, None if self.held is None else _combination(Y[:, joints], self.held)
 
 
 def _combination(Y, w):
