@@ -7,6 +7,7 @@ from conftest import corpus_robot, load
 from random_urdf import random_urdf
 from rnea_cli import base_parameters, load_urdf
 from rnea_cli.run.answers import identify
+from rnea_cli.run.answers.identify import normal as normal_module
 
 INERTIAL = ('<inertial><origin xyz="{c}" rpy="0.1 0.2 0.3"/><mass value="{m}"/>'
             '<inertia ixx="0.03" ixy="0.001" ixz="0.002" iyy="0.04" iyz="0.003" izz="0.05"/></inertial>')
@@ -162,8 +163,8 @@ class Robot:
         effort += self.rng.normal(size=effort.shape) * noise * np.sqrt(np.mean(effort ** 2, axis=0))
         return motion, effort
 
-    def normal_equations(self, motion, effort, chunk=97):
-        normal = identify.NormalEquations(self.base)
+    def normal_equations(self, motion, effort, chunk=97, threads=1):
+        normal = identify.NormalEquations(self.base, threads=threads)
         for s in range(0, len(effort), chunk):
             normal.add(*(x[s:s + chunk] for x in motion), effort[s:s + chunk])
         return normal.finish()
@@ -229,6 +230,18 @@ def test_the_normal_equations_are_the_same_bits_in_any_chunks():
     theta = robot.layout.parameters() * 1.1  # the residuals of any theta, through W_b beta(theta)
     np.testing.assert_allclose(sums[0].rss(theta), np.sum((effort - robot.layout.regressor(*motion) @ theta) ** 2,
                                                           axis=0), rtol=1e-9)
+
+
+def test_the_normal_equations_summed_in_a_thread_of_their_own_are_the_same_bits():
+    """threads=2: each step's sums run beside the next step's regressor, the blocks added in order."""
+    robot = Robot(2)
+    motion, effort = robot.run(200.0, 0.5, noise=0.01)  # 20,000 samples: three steps of the regressor
+    assert len(effort) > 2 * normal_module.STEP
+    one = robot.normal_equations(motion, effort, len(effort))
+    for chunk in (len(effort), 5000):
+        two = robot.normal_equations(motion, effort, chunk, threads=2)
+        for name in ("G", "b", "c", "count", "moved"):
+            np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
 
 
 def test_too_few_samples_or_a_still_joint_is_refused():

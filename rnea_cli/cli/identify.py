@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .common import make_console, open_run, say
+from .common import engine_threads, make_console, open_run, say
 from .options import quiet_option, trajectory_options
 from .group import main
 
@@ -87,7 +87,7 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
                 state["model"] = model
                 state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
                                                       offset=offset, armature=armature, links=names)
-            normal = ident.NormalEquations(state["base"], gravity=options["gravity"])
+            normal = ident.NormalEquations(state["base"], gravity=options["gravity"], threads=engine_threads())
         for block in run.blocks(dynamics=False):
             measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
             for what, x, most in (("effort", measured, "1e150"), ("q, qd or qdd", np.hstack(block.motion), "1e30")):

@@ -1,6 +1,8 @@
 """The normal equations of the efforts, summed chunk by chunk, exactly and in the same bits on every
 CPU however the run is cut (fixed_linalg.block_grams)."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ....dynamics import engine
@@ -21,8 +23,12 @@ class NormalEquations:
     of W_b is zero outside the columns of the bodies the joint carries and its own friction: only
     those are made and multiplied."""
 
-    def __init__(self, base, gravity=engine.GRAVITY):
+    def __init__(self, base, gravity=engine.GRAVITY, *, threads=1):
         self.base, self.layout, self.gravity = base, base.layout, np.asarray(gravity, dtype=float)
+        # threads > 1: the sums of a step run in one thread beside the caller's, which makes the next
+        # step's regressor meanwhile (one thread: the blocks are added in order, the same bits)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-sums") if threads > 1 else None
+        self._summing = None  # the step being summed there
         independent = base.independent
         # per joint the columns of W its row has in W_b, and where they are in beta
         self.columns = [np.intersect1d(cols, independent) for cols in self.layout.row_columns]
@@ -54,11 +60,20 @@ class NormalEquations:
             self._pending = [x[whole:].copy() for x in chunk]
 
     def finish(self):
-        """Adds the last, partial block; returns self."""
+        """Adds the last, partial block, waits for the sums; returns self."""
         if self._pending is not None:
             self._sum(*self._pending)
             self._pending = None
+        if self._pool is not None:
+            self._wait()
+            self._pool.shutdown()
+            self._pool = None
         return self
+
+    def _wait(self):
+        summing, self._summing = self._summing, None
+        if summing is not None:
+            summing.result()
 
     def _sum(self, q, qd, qdd, effort):
         """Adds the samples (whole blocks, or the run's last partial one), each block's sums added
@@ -69,6 +84,15 @@ class NormalEquations:
             effort = effort - held
         self.moved |= np.any(qd[:, self.layout.joints] != 0.0, axis=0)
         self.count += N
+        if self._pool is None:
+            self._grams(rows, effort)
+            return
+        self._wait()  # at most one step summed while the next one's regressor is made
+        self._summing = self._pool.submit(self._grams, rows, effort)
+
+    def _grams(self, rows, effort):
+        """Each joint's block sums of its rows of W_b and effort, added in order to its totals."""
+        N = len(effort)
         K = min(N, BLOCK)
         for r, (Y, at) in enumerate(zip(rows, self._at)):
             Z = np.empty((len(Y) + 1, N))
