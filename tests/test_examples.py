@@ -178,3 +178,26 @@ def test_the_pages_numbers_are_what_the_loop_prints(loop):
         sigma = 0.01 * np.sqrt((runs[f"effort_{joint}"].to_numpy() ** 2).mean())
         actual = [compares[k][joint] for k in ("robots/arm7.urdf", "arm7_identified.urdf", "robots/arm7_true.urdf")]
         np.testing.assert_allclose([float(c) for c in cells], [*actual, sigma], rtol=0.1, err_msg=joint)
+
+
+def test_the_pages_library_examples_run_and_fit_what_they_are_given(monkeypatch):
+    """docs/identify.md's two Python blocks, the regressor's and the estimation chunk by chunk, run
+    as written; given the efforts of the URDF's own parameters and friction (tau = Y pi + friction)
+    the fit reproduces them and the URDF it writes reads back."""
+    from rnea_cli import load_urdf
+
+    page = (ROOT / "docs" / "identify.md").read_text()
+    first, second = re.findall(r"```python\n(.*?)```", page, re.S)[:2]
+    monkeypatch.chdir(ROOT)
+    scope = {}
+    exec(first, scope)
+    model, Y, base = scope["model"], scope["Y"], scope["base"]
+    assert Y.shape == (100, 7, 70) and base.rank > 0
+    theta = base.layout.parameters() + np.concatenate([np.zeros(70), np.tile([0.5, 1.0], 7)])
+    scope["effort"] = base.layout.regressor(scope["q"], scope["qd"], scope["qdd"]) @ theta
+    exec(second, scope)
+    fit = scope["fit"]
+    predicted = base.layout.regressor(scope["q"], scope["qd"], scope["qdd"]) @ fit.theta
+    assert np.abs(predicted - scope["effort"]).max() <= 1e-8 * np.abs(scope["effort"]).max()
+    assert load_urdf(scope["urdf_bytes"].decode() if isinstance(scope["urdf_bytes"], bytes)
+                     else scope["urdf_bytes"]).n == model.n
