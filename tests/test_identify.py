@@ -244,6 +244,31 @@ def test_the_normal_equations_summed_in_a_thread_of_their_own_are_the_same_bits(
             np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
 
 
+def test_a_joints_samples_slower_than_min_speed_are_left_out_of_its_equations():
+    """min_speed: joint r's sums are those of W_b's rows where |qd_r| >= min_speed, its other rows
+    (the other joints') kept; without Coulomb terms nothing is left out."""
+    robot = Robot(2)
+    motion, effort = robot.run(30.0, 0.5, noise=0.01)
+    slow = 0.3
+    normal = identify.NormalEquations(robot.base, min_speed=slow)
+    for s in range(0, len(effort), 700):
+        normal.add(*(x[s:s + 700] for x in motion), effort[s:s + 700])
+    normal.finish()
+    W = robot.layout.regressor(*motion)[..., robot.base.independent]
+    kept = np.abs(motion[1]) >= slow
+    assert 0 < kept.sum() < kept.size and normal.count == len(effort)
+    np.testing.assert_array_equal(normal.rows, kept.sum(axis=0))
+    for r in range(robot.model.n):
+        Wr, er = W[kept[:, r], r], effort[kept[:, r], r]
+        np.testing.assert_allclose(normal.G[r], Wr.T @ Wr, rtol=1e-12, atol=1e-9 * np.abs(Wr).max() ** 2)
+        np.testing.assert_allclose(normal.b[r], Wr.T @ er, rtol=1e-12, atol=1e-9 * np.abs(Wr).max() * np.abs(er).max())
+        assert normal.c[r] == pytest.approx(er @ er, rel=1e-12)
+    frictionless = base_parameters(robot.model, friction=False)
+    every = identify.NormalEquations(frictionless, min_speed=slow)
+    every.add(*motion, effort)
+    assert every.finish().rows.tolist() == [len(effort)] * robot.model.n
+
+
 def test_too_few_samples_or_a_still_joint_is_refused():
     robot = Robot(2)
     motion, effort = robot.run(0.05, 0.5)

@@ -72,10 +72,13 @@ def test_bad_input_is_one_line_and_exit_2(ur5_runs, tmp_path):
         (["identify", ROBOTS / "planar2.urdf.xacro", ROBOTS / "planar2_traj.csv", "-o", tmp_path / "x.urdf"],
          "xacro"),
         (["identify", robot.model.source, runs[0], "--prior-weight", "-1"], "--prior-weight"),
+        (["identify", robot.model.source, runs[0], "--min-speed", "nan"], "--min-speed"),
+        (["identify", robot.model.source, runs[0], "--min-speed", "1e9"], "never moves at 1e+09 or faster"),
     ]
     short = pl.read_csv(runs[0]).head(3)
     short.write_csv(tmp_path / "short.csv")
-    cases.append((["identify", robot.model.source, tmp_path / "short.csv"], "too few"))
+    cases.append((["identify", robot.model.source, tmp_path / "short.csv"], "too few for 48 base parameters: give "
+                                                                           "at least 6 more"))
     for args, needle in cases:
         result = run(*args)
         assert result.exit_code == 2, (args, result.stderr)

@@ -23,6 +23,9 @@ from .group import main
                                                    "frame: a payload fixed on the tool), the rest of the robot held "
                                                    "at the URDF's values.")
 @click.option("--no-friction", is_flag=True, help="Identify no friction (no viscous and Coulomb term per joint).")
+@click.option("--min-speed", type=float, default=0.01, show_default=True, metavar="V",
+              help="A joint's samples slower than this (rad/s, m/s) are left out of its equations, where "
+                   "sign(q̇) is no model of its friction (0: none left out; with --no-friction none are).")
 @click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
 @click.option("--armature", is_flag=True, help="Add a rotor inertia per joint (effort armature * qdd).")
 @click.option("--prior-weight", type=float, default=None, metavar="W",
@@ -34,8 +37,8 @@ from .group import main
               help="A run not fitted: its RMS residual before and after (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @quiet_option
-def identify(trajectory, output, effort_is, actuators_file, links, no_friction, offset, armature, prior_weight, ols,
-             validate, fmt, quiet, **options):
+def identify(trajectory, output, effort_is, actuators_file, links, no_friction, min_speed, offset, armature,
+             prior_weight, ols, validate, fmt, quiet, **options):
     """Identify the robot's inertial parameters (10 per body; with --links, only those links', the
     rest held at the URDF's) and joint friction from measured effort (TRAJ...: runs with
     effort_<joint> columns, a bag's JointState effort, a preset's torque or current), physically
@@ -51,6 +54,8 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
 
     if ols and output:
         raise click.BadParameter("--ols gives base parameters to compare, not a URDF: drop -o", param_hint="--ols")
+    if not 0 <= min_speed <= 1e30:
+        raise click.BadParameter(f"{min_speed!r} is not a speed from 0 to 1e30", param_hint="--min-speed")
     if prior_weight is not None and not 0 <= prior_weight <= 1e12:
         raise click.BadParameter(f"{prior_weight!r} is not a number from 0 to 1e12 (1e12: the URDF's values as good "
                                  "as known)", param_hint="--prior-weight")
@@ -65,8 +70,9 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
     console = make_console(quiet=quiet)
     state = {}
 
-    def read(path, normal=None):
-        """Add the samples of one run to the normal equations (made on the first run)."""
+    def read(path, normal=None, slowest=min_speed):
+        """Add the samples of one run to the normal equations (made on the first run, leaving out
+        each joint's samples slower than `slowest`)."""
         factors = {}
 
         def currents(coords, drives):
@@ -87,7 +93,8 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
                 state["model"] = model
                 state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
                                                       offset=offset, armature=armature, links=names)
-            normal = ident.NormalEquations(state["base"], gravity=options["gravity"], threads=engine_threads())
+            normal = ident.NormalEquations(state["base"], gravity=options["gravity"], min_speed=slowest,
+                                         threads=engine_threads())
         for block in run.blocks(dynamics=False):
             measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
             for what, x, most in (("effort", measured, "1e150"), ("q, qd or qdd", np.hstack(block.motion), "1e30")):
@@ -109,8 +116,8 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
         fit = ident.estimate(normal, base, prior_weight=prior_weight)
     checks = []
     for path in validate:
-        held = read(path).finish()
-        rows = max(held.count, 1)
+        held = read(path, slowest=0.0).finish()  # every sample: what `rnea compare` says of the run
+        rows = np.maximum(held.rows, 1)
         before = np.sqrt(np.maximum(held.rss(base.layout.parameters()), 0.0) / rows)
         after = np.sqrt(np.maximum(held.rss(fit.theta), 0.0) / rows)
         checks.append({"trajectory": path, "samples": held.count, "rms_before": before.tolist(),
@@ -150,8 +157,8 @@ def _report(model, base, normal, fit, checks, ols):
     return {
         "method": "ols" if ols else "consistent",
         "samples": normal.count, "rank": base.rank, "condition": float(fit.condition),
-        "joints": [{"joint": j, "rms_before": float(fit.rms_before[r]), "rms_after": float(fit.rms_after[r]),
-                    "friction": friction[j]} for r, j in enumerate(names)],
+        "joints": [{"joint": j, "samples": int(normal.rows[r]), "rms_before": float(fit.rms_before[r]),
+                    "rms_after": float(fit.rms_after[r]), "friction": friction[j]} for r, j in enumerate(names)],
         "moved_most": [{"parameter": name, "urdf": before, "identified": after}
                        for _, name, before, after in moved[:8] if before != after],
         "base_parameters": [{"combination": text, "value": float(value), "standard_error": float(se)}

@@ -78,14 +78,17 @@ class Estimate:
 
 def _checked(normal, base):
     model, layout = normal.layout.model, normal.layout
-    rows = normal.count * len(layout.joints)
-    if rows <= base.rank:
-        raise IdentificationError(model.source, None, f"{normal.count} samples of {len(layout.joints)} joints are too "
-                                                      f"few for {base.rank} base parameters")
     still = [model.joints[i].name for r, i in enumerate(layout.joints) if not normal.moved[r]]
     if still and layout.terms:
-        raise IdentificationError(model.source, None, f"joint {still[0]} never moves: its friction cannot be "
+        fast = f" at {normal.min_speed:g} or faster" if normal.min_speed else ""
+        raise IdentificationError(model.source, None, f"joint {still[0]} never moves{fast}: its friction cannot be "
                                                       "identified (give --no-friction, or a run where it moves)")
+    rows, joints = int(np.sum(normal.rows)), len(layout.joints)
+    if rows <= base.rank:
+        more = math.ceil((base.rank + 1 - rows) / max(joints, 1))
+        slow = f" ({rows} rows at {normal.min_speed:g} or faster)" if rows < normal.count * joints else ""
+        raise IdentificationError(model.source, None, f"{normal.count} samples of {joints} joints{slow} are too few "
+                                                      f"for {base.rank} base parameters: give at least {more} more")
 
 
 def weighted(normal, base, sigma):
@@ -120,9 +123,10 @@ def ols(normal, base, prior=None):
     ones = np.ones(len(normal.c))
     source = base.layout.model.source
     beta, _ = _solve(*weighted(normal, base, ones), source)
-    rows, dof = normal.count, normal.count - base.rank / len(ones)
+    rows = np.maximum(normal.rows, 1)  # each joint's
+    dof = rows - base.rank / len(ones)
     rss = normal.rss(_theta(base, beta, prior))
-    sigma = np.sqrt(np.maximum(rss, 0.0) / max(dof, 1.0))
+    sigma = np.sqrt(np.maximum(rss, 0.0) / np.maximum(dof, 1.0))
     sigma = np.maximum(sigma, SIGMA_FLOOR * np.sqrt(normal.c / rows) + np.finfo(float).tiny)
     G, b = weighted(normal, base, sigma)
     beta, L = _solve(G, b, source)
@@ -192,7 +196,7 @@ def estimate(normal, base, *, prior_weight=None, prior=None):
     start[:10 * n] = np.concatenate([made_consistent(start[10 * k:10 * k + 10], START_MARGIN) for k in range(n)])
     start[bounded] = np.maximum(start[bounded], 1e-3 * np.maximum(np.abs(start[bounded]), 1e-3))
     theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
-    rows = normal.count
+    rows = np.maximum(normal.rows, 1)
     return Estimate(theta, fl.matvec(select, theta), first.se, first.sigma, first.rms_before,
                     np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition)
 

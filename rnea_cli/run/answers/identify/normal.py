@@ -1,6 +1,7 @@
 """The normal equations of the efforts, summed chunk by chunk, exactly and in the same bits on every
 CPU however the run is cut (fixed_linalg.block_grams)."""
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -21,10 +22,18 @@ class NormalEquations:
     block's sums within about an ulp of exact and the same bits on every CPU (`block_grams`), the
     blocks added in order: the same bits however the run is cut into chunks, on whatever CPU. A row
     of W_b is zero outside the columns of the bodies the joint carries and its own friction: only
-    those are made and multiplied."""
+    those are made and multiplied.
 
-    def __init__(self, base, gravity=engine.GRAVITY, *, threads=1):
+    min_speed: with Coulomb terms in the layout, a joint's rows where |qd| < min_speed are left out
+    of its sums (zeroed in place: the blocks stay those of the sample index): there sign(qd) is no
+    model of the friction (sticking, a sign read wrong near a reversal). `rows` counts each
+    joint's rows summed, `count` the samples."""
+
+    def __init__(self, base, gravity=engine.GRAVITY, *, min_speed=0.0, threads=1):
         self.base, self.layout, self.gravity = base, base.layout, np.asarray(gravity, dtype=float)
+        if not (0.0 <= min_speed < math.inf):
+            raise ValueError(f"min_speed {min_speed!r} is not a speed >= 0")
+        self.min_speed = float(min_speed) if "coulomb" in self.layout.terms else 0.0
         # threads > 1: the sums of a step run in one thread beside the caller's, which makes the next
         # step's regressor meanwhile (one thread: the blocks are added in order, the same bits)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-sums") if threads > 1 else None
@@ -38,7 +47,8 @@ class NormalEquations:
         # per joint [[G, b], [b^T, c]] over its own columns: what the blocks are added to
         self._totals = [np.zeros((len(cols) + 1, len(cols) + 1)) for cols in self.columns]
         self.count = 0
-        self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 somewhere
+        self.rows = np.zeros(n, dtype=np.int64)  # each joint's rows summed
+        self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least min_speed) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
 
     def add(self, q, qd, qdd, effort):
@@ -82,21 +92,26 @@ class NormalEquations:
         rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity)
         if held is not None:
             effort = effort - held
-        self.moved |= np.any(qd[:, self.layout.joints] != 0.0, axis=0)
+        speed = np.abs(qd[:, self.layout.joints])
+        kept = speed >= self.min_speed
+        self.moved |= np.any(kept & (speed != 0.0), axis=0)
         self.count += N
+        self.rows += np.sum(kept, axis=0)
         if self._pool is None:
-            self._grams(rows, effort)
+            self._grams(rows, effort, kept)
             return
         self._wait()  # at most one step summed while the next one's regressor is made
-        self._summing = self._pool.submit(self._grams, rows, effort)
+        self._summing = self._pool.submit(self._grams, rows, effort, kept)
 
-    def _grams(self, rows, effort):
-        """Each joint's block sums of its rows of W_b and effort, added in order to its totals."""
+    def _grams(self, rows, effort, kept):
+        """Each joint's block sums of its rows of W_b and effort (those kept), added in order to its totals."""
         N = len(effort)
         K = min(N, BLOCK)
         for r, (Y, at) in enumerate(zip(rows, self._at)):
             Z = np.empty((len(Y) + 1, N))
             Z[:-1], Z[-1] = Y, effort[:, r]
+            if not kept[:, r].all():
+                Z[:, ~kept[:, r]] = 0.0
             total = self._totals[r]
             for gram in block_grams(Z.reshape(len(Z), N // K, K)):
                 total += gram
