@@ -178,6 +178,19 @@ def test_the_pages_numbers_are_what_the_loop_prints(loop):
         np.testing.assert_allclose([float(c) for c in cells], [*actual, sigma], rtol=0.1, err_msg=joint)
 
 
+def test_the_pages_identify_runs_example_is_the_command(loop, monkeypatch):
+    """docs/identify.md's third Python block, the library's identify_runs: the held-out RMS the loop's
+    `rnea identify` printed, bit for bit."""
+    report = loop[0]
+    page = (ROOT / "docs" / "identify.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", page, re.S)[2]
+    monkeypatch.chdir(ROOT)
+    scope = {}
+    exec(code, scope)
+    assert scope["found"].validation[0]["rms_after"] == report["validation"][0]["rms_after"]
+    assert scope["found"].fit.beta.tolist() == [b["value"] for b in report["base_parameters"]]
+
+
 def test_the_pages_library_examples_run_and_fit_what_they_are_given(monkeypatch):
     """docs/identify.md's two Python blocks, the regressor's and the estimation chunk by chunk, run
     as written; given the efforts of the URDF's own parameters and friction (tau = Y pi + friction)

@@ -119,3 +119,22 @@ def test_a_planar_joints_friction_is_refused_as_one_line_with_links_too(tmp_path
                "-o", tmp_path / "boom.urdf")
     assert done.exit_code == 0, done.stderr
     assert (tmp_path / "boom.urdf").read_bytes() != (ROBOTS / "rover.urdf").read_bytes()
+
+
+def test_the_library_identifies_as_the_command_does(ur5_runs):
+    """identify.identify_runs, the run the command is a shell around: the same base parameters and
+    validation, bit for bit (JSON keeps every digit), and the command's --min-speed default is the
+    library's."""
+    from rnea_cli.cli.identify import identify as command
+    from rnea_cli.run.answers import identify
+
+    robot, runs, held_out, folder = ur5_runs
+    result = run("identify", robot.model.source, *runs, "--validate", held_out, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    found = identify.identify_runs(robot.model.source, runs, validate=[held_out])
+    assert [b["value"] for b in report["base_parameters"]] == found.fit.beta.tolist()
+    assert report["validation"][0]["rms_after"] == found.validation[0]["rms_after"]
+    assert found.normal.count == report["samples"] and found.base.rank == report["rank"]
+    default = next(p.default for p in command.params if p.name == "min_speed")
+    assert default == identify.MIN_SPEED

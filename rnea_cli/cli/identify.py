@@ -23,7 +23,7 @@ from .group import main
                                                    "frame: a payload fixed on the tool), the rest of the robot held "
                                                    "at the URDF's values.")
 @click.option("--no-friction", is_flag=True, help="Identify no friction (no viscous and Coulomb term per joint).")
-@click.option("--min-speed", type=float, default=0.01, show_default=True, metavar="V",
+@click.option("--min-speed", type=float, default=0.01, show_default=True, metavar="V",  # identify.MIN_SPEED
               help="A joint's samples slower than this (rad/s, m/s) are left out of its equations, where "
                    "sign(q̇) is no model of its friction (0: none left out; with --no-friction none are).")
 @click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
@@ -43,12 +43,9 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
     rest held at the URDF's) and joint friction from measured effort (TRAJ...: runs with
     effort_<joint> columns, a bag's JointState effort, a preset's torque or current), physically
     consistent, leaning on the URDF's values only where the data say little."""
-    import numpy as np
-
     from ..run.answers import identify as ident
-    from .common import destination
-    from ..run.answers.compare import current_factors, measured_torque
-    from ..errors import RneaError, TrajectoryError
+    from .common import destination, run_options
+    from ..errors import RneaError
     from ..outputs.identified_urdf import identified_urdf
     from ..model.robot import is_xacro
 
@@ -68,60 +65,16 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
     if effort_is == "torque" and actuators_file:
         raise click.BadParameter("--actuators is read for --effort-is current only", param_hint="--actuators")
     console = make_console(quiet=quiet)
-    state = {}
 
-    def read(path, normal=None, slowest=min_speed):
-        """Add the samples of one run to the normal equations (made on the first run, leaving out
-        each joint's samples slower than `slowest`)."""
-        factors = {}
+    def opener(path, opts, before_reading):  # the library's run, shown as it goes
+        return open_run(dict(options, trajectory=path), console, quiet=quiet, actuators=opts.actuators, effort=True,
+                        before_reading=before_reading)
 
-        def currents(coords, drives):
-            factors["current"] = current_factors(coords, drives, actuators_file)
-
-        run = open_run(dict(options, trajectory=path), console, quiet=quiet,
-                       actuators=actuators_file if effort_is == "current" else None, effort=True,
-                       before_reading=currents if effort_is == "current" else None)
-        model, coords = run.model, run.coords
-        if coords.followers:
-            raise RneaError(options["robot"], None, f"mimic joints ({', '.join(coords.followers[:4])}): identify "
-                                                    "with --no-mimic, the follower's effort measured apart")
-        if run.pipeline.floating:
-            raise RneaError(options["robot"], None, "a floating base is not identified (its base wrench is not "
-                                                    "measured): fix the base")
-        if normal is None:
-            if "base" not in state:
-                state["model"] = model
-                state["base"] = ident.base_parameters(model, gravity=options["gravity"], friction=not no_friction,
-                                                      offset=offset, armature=armature, links=names)
-            normal = ident.NormalEquations(state["base"], gravity=options["gravity"], min_speed=slowest,
-                                         threads=engine_threads())
-        for block in run.blocks(dynamics=False):
-            measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
-            for what, x, most in (("effort", measured, "1e150"), ("q, qd or qdd", np.hstack(block.motion), "1e30")):
-                if not (np.abs(x) <= float(most)).all():  # the regressor's squares, summed, must stay doubles
-                    k = int(np.argmin((np.abs(x) <= float(most)).all(axis=1)))
-                    raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + k),
-                                          f"{what} not finite or beyond {most} in size")
-            normal.add(*block.motion, measured)
-        return normal
-
-    normal = None
-    for path in trajectory:
-        normal = read(path, normal)
-    normal.finish()
-    model, base = state["model"], state["base"]
-    if ols:
-        fit = ident.ols(normal, base)
-    else:
-        fit = ident.estimate(normal, base, prior_weight=prior_weight)
-    checks = []
-    for path in validate:
-        held = read(path, slowest=0.0).finish()  # every sample: what `rnea compare` says of the run
-        rows = np.maximum(held.rows, 1)
-        before = np.sqrt(np.maximum(held.rss(base.layout.parameters()), 0.0) / rows)
-        after = np.sqrt(np.maximum(held.rss(fit.theta), 0.0) / rows)
-        checks.append({"trajectory": path, "samples": held.count, "rms_before": before.tolist(),
-                       "rms_after": after.tolist()})
+    found = ident.identify_runs(options["robot"], trajectory, run_options(options), friction=not no_friction,
+                                offset=offset, armature=armature, links=names, min_speed=min_speed,
+                                prior_weight=prior_weight, least_squares=ols, validate=validate, effort_is=effort_is,
+                                actuators=actuators_file, threads=engine_threads(), opener=opener)
+    model, base, normal, fit, checks = found.model, found.base, found.normal, found.fit, found.validation
     if output:
         text = identified_urdf(options["robot"], model, base.layout, fit.theta)
         with destination(output) as stream:

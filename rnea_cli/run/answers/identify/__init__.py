@@ -11,17 +11,19 @@ Efforts stream in chunks into per-joint normal equations (`NormalEquations`, nor
 gives the noise-weighted least-squares base parameters with standard errors, `estimate` the
 physically consistent parameters of every body (pseudo-inertia positive definite) with a prior
 around the URDF's values (estimate.py); `links_found` what was found of each link named, with
-standard errors (links.py).
+standard errors (links.py). `identify_runs` does it all for measured runs, as `rnea identify`
+(runs.py).
 """
 
 from .estimate import (Estimate, consistent, estimate, from_pseudo_inertia, made_consistent, ols, prior_scale,
                        pseudo_inertia, weighted)
 from .links import INERTIA_ENTRIES, LinkFound, covariance, links_found, mass_properties
 from .normal import NormalEquations
+from .runs import MIN_SPEED, Identified, identify_runs
 from .parameters import (FRICTION, PRIOR_WEIGHT, BaseParameters, Block, IdentificationError, Layout, base_parameters,
                          layout, random_motion)
 
-__all__ = ["FRICTION", "INERTIA_ENTRIES", "PRIOR_WEIGHT", "BaseParameters", "Block", "Estimate", "IdentificationError",
-           "Layout", "LinkFound", "NormalEquations", "base_parameters", "consistent", "covariance", "estimate",
-           "from_pseudo_inertia", "layout", "links_found", "made_consistent", "mass_properties", "ols", "prior_scale",
+__all__ = ["FRICTION", "INERTIA_ENTRIES", "MIN_SPEED", "PRIOR_WEIGHT", "BaseParameters", "Block", "Estimate",
+           "IdentificationError", "Identified", "Layout", "LinkFound", "NormalEquations", "base_parameters", "consistent", "covariance", "estimate",
+           "from_pseudo_inertia", "identify_runs", "layout", "links_found", "made_consistent", "mass_properties", "ols", "prior_scale",
            "pseudo_inertia", "random_motion", "weighted"]
