@@ -18,8 +18,8 @@ standard errors (links.py). `identify_runs` does it all for measured runs, as `r
 from .estimate import (Estimate, consistent, estimate, from_pseudo_inertia, made_consistent, ols, prior_scale,
                        pseudo_inertia, weighted)
 from .links import INERTIA_ENTRIES, LinkFound, covariance, links_found, mass_properties
-from .normal import NormalEquations
-from .runs import MIN_SPEED, Identified, identify_runs
+from .normal import MIN_SPEED, NormalEquations
+from .runs import Identified, identify_runs
 from .parameters import (FRICTION, PRIOR_WEIGHT, BaseParameters, Block, IdentificationError, Layout, base_parameters,
                          layout, random_motion)
 

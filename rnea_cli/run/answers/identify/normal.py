@@ -10,6 +10,7 @@ from ....dynamics import engine
 from .. import fixed_linalg as fl
 from ..fixed_linalg import BLOCK, block_grams
 
+MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation (min_speed)
 STEP = 8 * BLOCK  # samples whose regressor is made at once (memory: 7 joints, 84 columns, 38 MB)
 
 
@@ -29,7 +30,7 @@ class NormalEquations:
     model of the friction (sticking, a sign read wrong near a reversal). `rows` counts each
     joint's rows summed, `count` the samples."""
 
-    def __init__(self, base, gravity=engine.GRAVITY, *, min_speed=0.0, threads=1):
+    def __init__(self, base, gravity=engine.GRAVITY, *, min_speed=MIN_SPEED, threads=1):
         self.base, self.layout, self.gravity = base, base.layout, np.asarray(gravity, dtype=float)
         if not (0.0 <= min_speed < math.inf):
             raise ValueError(f"min_speed {min_speed!r} is not a speed >= 0")

@@ -10,10 +10,9 @@ import numpy as np
 from ....errors import RneaError, TrajectoryError
 from ..compare import current_factors, measured_torque
 from .estimate import estimate, ols
-from .normal import NormalEquations
+from .normal import MIN_SPEED, NormalEquations
 from .parameters import base_parameters
 
-MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation
 LARGEST = {"effort": "1e150", "q, qd or qdd": "1e30"}  # beyond these the regressor's squares, summed, are no doubles
 
 
