@@ -133,9 +133,12 @@ def ols(normal, base, prior=None):
     inverse_L = fl.solve_lower(L, np.eye(len(beta)))  # diag(G^-1) = column sums of (L^-1)²
     se = np.sqrt(fl.ordered_sum(inverse_L * inverse_L))
     theta = _theta(base, beta, prior)
-    eig = np.linalg.eigvalsh(G)  # LAPACK: the condition number reported only, not used
+    # cond(W_b) = sqrt(cond(G)) = cond(L), from the factor the fit used (G = L L^T): finite wherever the
+    # fit goes on. G's own eigenvalues are not: near 1/eps, LAPACK's smallest came out negative (nan).
+    # LAPACK: the condition number reported only, not used
+    singular = np.linalg.svd(L, compute_uv=False)
     return Estimate(theta, beta, se, sigma, np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
-                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(np.sqrt(eig[-1] / eig[0])))
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(singular[0] / singular[-1]))
 
 
 def prior_scale(pi):
