@@ -15,8 +15,8 @@ standard errors (links.py). `identify_runs` does it all for measured runs, as `r
 (runs.py).
 """
 
-from .estimate import (Estimate, consistent, estimate, from_pseudo_inertia, made_consistent, ols, prior_scale,
-                       pseudo_inertia, weighted)
+from .estimate import (Estimate, consistent, estimate, from_pseudo_inertia, made_consistent, ols, placeholders,
+                       prior_scale, pseudo_inertia, weighted)
 from .links import INERTIA_ENTRIES, LinkFound, covariance, links_found, mass_properties
 from .normal import MIN_SPEED, NormalEquations
 from .runs import Identified, identify_runs
@@ -24,6 +24,7 @@ from .parameters import (FRICTION, PRIOR_WEIGHT, BaseParameters, Block, Identifi
                          layout, random_motion)
 
 __all__ = ["FRICTION", "INERTIA_ENTRIES", "MIN_SPEED", "PRIOR_WEIGHT", "BaseParameters", "Block", "Estimate",
-           "IdentificationError", "Identified", "Layout", "LinkFound", "NormalEquations", "base_parameters", "consistent", "covariance", "estimate",
-           "from_pseudo_inertia", "identify_runs", "layout", "links_found", "made_consistent", "mass_properties", "ols", "prior_scale",
-           "pseudo_inertia", "random_motion", "weighted"]
+           "IdentificationError", "Identified", "Layout", "LinkFound", "NormalEquations", "base_parameters",
+           "consistent", "covariance", "estimate", "from_pseudo_inertia", "identify_runs", "layout", "links_found",
+           "made_consistent", "mass_properties", "ols", "placeholders", "prior_scale", "pseudo_inertia",
+           "random_motion", "weighted"]

@@ -59,6 +59,7 @@ SIGMA_FLOOR = 1e-6  # a joint's noise is at least this fraction of its effort's 
 GAP = 1e-6  # the barrier's last duality gap, in units of the whitened cost (one noise sigma² is 1)
 NEWTON = 5000  # Newton steps at most, over all barrier weights
 ANCHOR = 1e-3  # the weight (square root) holding what the data cannot see at the URDF's
+PLACEHOLDER = 1e-4  # a body's URDF mass at most this fraction of the heaviest one's is a placeholder: no prior
 START_MARGIN = 1e-3  # the start's bodies: pseudo-inertia eigenvalues at least this fraction of its trace
 
 
@@ -141,6 +142,15 @@ def ols(normal, base, prior=None):
                     np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(singular[0] / singular[-1]))
 
 
+def placeholders(bodies):
+    """The bodies (rows of (n, 10) parameters) whose URDF mass is no estimate: at most PLACEHOLDER
+    of the heaviest body's (a URDF's 0 or 1e-5 kg on a link that moves). The prior leaves them
+    free; what the data cannot see of them at all stays at the URDF's (the anchor)."""
+    masses = np.asarray(bodies, dtype=float).reshape(-1, 10)[:, 0]
+    heaviest = float(masses.max(initial=0.0))
+    return [k for k, m in enumerate(masses) if not m > PLACEHOLDER * heaviest]
+
+
 def prior_scale(pi):
     """(10,) 1 / the scale of each of a body's parameters: m, m L, m L² with L its size."""
     m = max(pi[0], 1e-3)
@@ -160,7 +170,8 @@ def estimate(normal, base, *, prior_weight=None, prior=None):
     about its origin); pi_prior is the URDF's (moved into the consistent set where it is not). A
     direction the data determine well hardly feels the prior; one they hardly see stays near the
     URDF's, in proportion to how little they see it (the MAP estimate with the URDF's values known
-    to about 1/sqrt(prior_weight) of their scale); friction has no prior. prior_weight 0: none,
+    to about 1/sqrt(prior_weight) of their scale); friction has no prior, nor has a body the URDF
+leaves massless (`placeholders`: its 0 kg is no estimate of the body). prior_weight 0: none,
     but for the last term, which holds the directions the data cannot see at all (N spans the null
     space of beta(theta), in scaled parameters) at the URDF's, and bounds the problem there.
     Default: the layout's (`Layout.prior_weight`).
@@ -191,6 +202,8 @@ def estimate(normal, base, *, prior_weight=None, prior=None):
     A, t = np.vstack([A, ANCHOR * P * D]), np.concatenate([t, ANCHOR * fl.matvec(P, D * anchor)])
     weight = np.zeros(p)
     weight[:10 * n] = prior_weight * D[:10 * n] ** 2
+    for k in placeholders(prior[:10 * n].reshape(n, 10)):  # a URDF's massless body is no estimate of one
+        weight[10 * k:10 * k + 10] = 0.0
     friction = np.arange(10 * n, p)
     bounded = friction[[term != "offset" for _ in layout.joints for term in layout.terms]]
     # start from the unconstrained solution, its bodies moved into the consistent set
