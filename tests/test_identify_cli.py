@@ -137,4 +137,4 @@ def test_the_library_identifies_as_the_command_does(ur5_runs):
     assert report["validation"][0]["rms_after"] == found.validation[0]["rms_after"]
     assert found.normal.count == report["samples"] and found.base.rank == report["rank"]
     default = next(p.default for p in command.params if p.name == "min_speed")
-    assert default == identify.MIN_SPEED
+    assert default is None and found.normal.slowest.tolist() == [identify.MIN_SPEED] * 6  # UR5: 3.15 rad/s limits

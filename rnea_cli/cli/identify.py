@@ -23,9 +23,10 @@ from .group import main
                                                    "frame: a payload fixed on the tool), the rest of the robot held "
                                                    "at the URDF's values.")
 @click.option("--no-friction", is_flag=True, help="Identify no friction (no viscous and Coulomb term per joint).")
-@click.option("--min-speed", type=float, default=0.01, show_default=True, metavar="V",  # identify.MIN_SPEED
+@click.option("--min-speed", type=float, default=None, metavar="V",
               help="A joint's samples slower than this (rad/s, m/s) are left out of its equations, where "
-                   "sign(q̇) is no model of its friction (0: none left out; with --no-friction none are).")
+                   "sign(q̇) is no model of its friction (default: 0.01, or 1 % of the joint's velocity limit where "
+                   "that is lower; 0: none left out; with --no-friction none are).")
 @click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
 @click.option("--armature", is_flag=True, help="Add a rotor inertia per joint (effort armature * qdd).")
 @click.option("--prior-weight", type=float, default=None, metavar="W",
@@ -51,7 +52,7 @@ def identify(trajectory, output, effort_is, actuators_file, links, no_friction, 
 
     if ols and output:
         raise click.BadParameter("--ols gives base parameters to compare, not a URDF: drop -o", param_hint="--ols")
-    if not 0 <= min_speed <= 1e30:
+    if min_speed is not None and not 0 <= min_speed <= 1e30:
         raise click.BadParameter(f"{min_speed!r} is not a speed from 0 to 1e30", param_hint="--min-speed")
     if prior_weight is not None and not 0 <= prior_weight <= 1e12:
         raise click.BadParameter(f"{prior_weight!r} is not a number from 0 to 1e12 (1e12: the URDF's values as good "

@@ -79,15 +79,17 @@ class Estimate:
 
 def _checked(normal, base):
     model, layout = normal.layout.model, normal.layout
-    still = [model.joints[i].name for r, i in enumerate(layout.joints) if not normal.moved[r]]
+    still = [r for r in range(len(layout.joints)) if not normal.moved[r]]
     if still and layout.terms:
-        fast = f" at {normal.min_speed:g} or faster" if normal.min_speed else ""
-        raise IdentificationError(model.source, None, f"joint {still[0]} never moves{fast}: its friction cannot be "
-                                                      "identified (give --no-friction, or a run where it moves)")
+        r = still[0]
+        fast = f" at {normal.slowest[r]:g} or faster" if normal.slowest[r] else ""
+        raise IdentificationError(model.source, None, f"joint {model.joints[layout.joints[r]].name} never moves{fast}: "
+                                                      "its friction cannot be identified (give --no-friction, or a "
+                                                      "run where it moves)")
     rows, joints = int(np.sum(normal.rows)), len(layout.joints)
     if rows <= base.rank:
         more = math.ceil((base.rank + 1 - rows) / max(joints, 1))
-        slow = f" ({rows} rows at {normal.min_speed:g} or faster)" if rows < normal.count * joints else ""
+        slow = f" ({rows} rows at their --min-speed or faster)" if rows < normal.count * joints else ""
         raise IdentificationError(model.source, None, f"{normal.count} samples of {joints} joints{slow} are too few "
                                                       f"for {base.rank} base parameters: give at least {more} more")
 

@@ -11,6 +11,7 @@ from .. import fixed_linalg as fl
 from ..fixed_linalg import BLOCK, block_grams
 
 MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation (min_speed)
+SHARE = 0.01  # of a joint's velocity limit: its slowest sample fitted, where that is below min_speed
 STEP = 8 * BLOCK  # samples whose regressor is made at once (memory: 7 joints, 84 columns, 38 MB)
 
 
@@ -25,16 +26,20 @@ class NormalEquations:
     of W_b is zero outside the columns of the bodies the joint carries and its own friction: only
     those are made and multiplied.
 
-    min_speed: with Coulomb terms in the layout, a joint's rows where |qd| < min_speed are left out
-    of its sums (zeroed in place: the blocks stay those of the sample index): there sign(qd) is no
-    model of the friction (sticking, a sign read wrong near a reversal). `rows` counts each
-    joint's rows summed, `count` the samples."""
+    min_speed: with Coulomb terms in the layout, a joint's rows where |qd| is below its `slowest`
+    (min_speed; by default MIN_SPEED, or SHARE of the joint's velocity limit where that is lower: a
+    gripper's finger) are left out of its sums (zeroed in place: the blocks stay those of the sample index): there
+    sign(qd) is no model of the friction (sticking, a sign read wrong near a reversal). `rows`
+    counts each joint's rows summed, `count` the samples."""
 
-    def __init__(self, base, gravity=engine.GRAVITY, *, min_speed=MIN_SPEED, threads=1):
+    def __init__(self, base, gravity=engine.GRAVITY, *, min_speed=None, threads=1):
         self.base, self.layout, self.gravity = base, base.layout, np.asarray(gravity, dtype=float)
-        if not (0.0 <= min_speed < math.inf):
+        if min_speed is not None and not (0.0 <= min_speed < math.inf):
             raise ValueError(f"min_speed {min_speed!r} is not a speed >= 0")
-        self.min_speed = float(min_speed) if "coulomb" in self.layout.terms else 0.0
+        limits = [self.layout.model.joints[i].limits.velocity for i in self.layout.joints]
+        slowest = [min(MIN_SPEED, SHARE * v) if v else MIN_SPEED for v in limits] if min_speed is None else (
+            [float(min_speed)] * len(limits))
+        self.slowest = np.array(slowest) if "coulomb" in self.layout.terms else np.zeros(len(limits))
         # threads > 1: the sums of a step run in one thread beside the caller's, which makes the next
         # step's regressor meanwhile (one thread: the blocks are added in order, the same bits)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-sums") if threads > 1 else None
@@ -49,7 +54,7 @@ class NormalEquations:
         self._totals = [np.zeros((len(cols) + 1, len(cols) + 1)) for cols in self.columns]
         self.count = 0
         self.rows = np.zeros(n, dtype=np.int64)  # each joint's rows summed
-        self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least min_speed) somewhere
+        self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least its slowest) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
 
     def add(self, q, qd, qdd, effort):
@@ -94,7 +99,7 @@ class NormalEquations:
         if held is not None:
             effort = effort - held
         speed = np.abs(qd[:, self.layout.joints])
-        kept = speed >= self.min_speed
+        kept = speed >= self.slowest
         self.moved |= np.any(kept & (speed != 0.0), axis=0)
         self.count += N
         self.rows += np.sum(kept, axis=0)

@@ -10,7 +10,7 @@ import numpy as np
 from ....errors import RneaError, TrajectoryError
 from ..compare import current_factors, measured_torque
 from .estimate import estimate, ols
-from .normal import MIN_SPEED, NormalEquations
+from .normal import NormalEquations
 from .parameters import base_parameters
 
 LARGEST = {"effort": "1e150", "q, qd or qdd": "1e30"}  # beyond these the regressor's squares, summed, are no doubles
@@ -30,7 +30,7 @@ class Identified:
 
 
 def identify_runs(robot, trajectories, options=None, *, friction=True, offset=False, armature=False, links=None,
-                  min_speed=MIN_SPEED, prior_weight=None, least_squares=False, validate=(), effort_is="torque",
+                  min_speed=None, prior_weight=None, least_squares=False, validate=(), effort_is="torque",
                   actuators=None, threads=1, opener=None):
     """Identify a robot (a path or a Model) from measured runs (paths; effort_<joint> columns, a
     bag's JointState effort, a preset's torque or current) read with `options` (a RunOptions).
