@@ -138,3 +138,25 @@ def test_the_library_identifies_as_the_command_does(ur5_runs):
     assert found.normal.count == report["samples"] and found.base.rank == report["rank"]
     default = next(p.default for p in command.params if p.name == "min_speed")
     assert default is None and found.normal.slowest.tolist() == [identify.MIN_SPEED] * 6  # UR5: 3.15 rad/s limits
+
+
+def test_mimic_joints_and_a_floating_base_are_refused_as_one_line(tmp_path):
+    """Mimic followers (the Panda's one, Romeo's 44: four named and how many more) and --floating-base
+    (refused before the trajectory is asked for base columns): one line, exit 2."""
+    from rnea_cli import load_urdf
+    from rnea_cli.model.tree import Coordinates
+
+    from conftest import corpus_robot
+
+    for name, needle in (("panda", "mimic joints (panda_finger_joint2): identify with --no-mimic"),
+                         ("romeo", "more): identify with --no-mimic")):
+        coords = Coordinates(load_urdf(corpus_robot(name)))
+        columns = {"time": [0.0, 0.01, 0.02]}
+        for prefix in ("q", "qd", "qdd", "effort"):
+            columns.update({f"{prefix}_{j}": [0.0, 0.1, 0.2] for j in coords.joint_names})
+        pl.DataFrame(columns).write_csv(tmp_path / f"{name}.csv")
+        result = run("identify", corpus_robot(name), tmp_path / f"{name}.csv")
+        assert result.exit_code == 2 and needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    result = run("identify", ARM, ROBOTS / "arm7_traj.csv", "--floating-base")
+    assert result.exit_code == 2 and "a floating base is not identified" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1

@@ -45,6 +45,8 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
     options = RunOptions() if options is None else options
     if effort_is not in ("torque", "current"):
         raise RneaError("effort_is", None, f"{effort_is!r} is neither 'torque' nor 'current'")
+    if options.floating:
+        raise RneaError(getattr(robot, "source", robot), None, _FLOATING)
     options = dataclasses.replace(options, effort=True, actuators=actuators if effort_is == "current" else None)
     opener = opener or (lambda path, opts, before_reading: open_run(robot, path, opts, before_reading=before_reading))
     found = {}
@@ -94,10 +96,13 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
 
 def _identifiable(run, robot):
     """What identification cannot take, refused: mimic followers, a floating base."""
-    source = getattr(robot, "source", robot)
-    if run.coords.followers:
-        raise RneaError(source, None, f"mimic joints ({', '.join(run.coords.followers[:4])}): identify with "
-                                      "--no-mimic, the follower's effort measured apart")
+    source, followers = getattr(robot, "source", robot), run.coords.followers
+    if followers:
+        more = f" and {len(followers) - 4} more" if len(followers) > 4 else ""
+        raise RneaError(source, None, f"mimic joints ({', '.join(followers[:4])}{more}): identify with --no-mimic, "
+                                      "the follower's effort measured apart")
     if run.pipeline.floating:
-        raise RneaError(source, None, "a floating base is not identified (its base wrench is not measured): fix the "
-                                      "base")
+        raise RneaError(source, None, _FLOATING)
+
+
+_FLOATING = "a floating base is not identified (its base wrench is not measured): fix the base"
