@@ -110,12 +110,14 @@ def _report(model, base, normal, fit, checks, ols):
     links = _links(model, base, normal, fit) if layout.links else []
     return {
         "method": "ols" if ols else "consistent",
-        "samples": normal.count, "rank": base.rank, "condition": float(fit.condition),
+        "samples": normal.count, "rank": base.rank,
+        "condition": float(fit.condition) if np.isfinite(fit.condition) else None,  # None: not determined
         "joints": [{"joint": j, "samples": int(normal.rows[r]), "rms_before": float(fit.rms_before[r]),
                     "rms_after": float(fit.rms_after[r]), "friction": friction[j]} for r, j in enumerate(names)],
         "moved_most": [{"parameter": name, "urdf": before, "identified": after}
                        for _, name, before, after in moved[:8] if before != after],
-        "base_parameters": [{"combination": text, "value": float(value), "standard_error": float(se)}
+        "base_parameters": [{"combination": text, "value": float(value),
+                             "standard_error": float(se) if np.isfinite(se) else None}
                             for text, value, se in zip(base.names(), fit.beta, fit.se)],
         "validation": checks,
         "consistent": all(ident.consistent(fit.theta[10 * k:10 * k + 10]) for k in blocks),
@@ -145,8 +147,10 @@ def _links(model, base, normal, fit):
 
 
 def _text(report):
+    condition = "inf: the run does not determine them all" if report["condition"] is None else (
+        f"{report['condition']:.4g}")
     yield (f"{report['samples']} samples; {report['rank']} base parameters; condition number of the weighted "
-           f"base regressor {report['condition']:.4g}; " + ("ordinary least squares (--ols)" if report["method"] ==
+           f"base regressor {condition}; " + ("ordinary least squares (--ols)" if report["method"] ==
                                                             "ols" else "physically consistent estimate"))
     yield "joint: RMS residual URDF -> identified; friction"
     for j in report["joints"]:
@@ -164,7 +168,8 @@ def _text(report):
         yield from _link_text(link)
     yield "base parameters (value ± standard error):"
     for b in report["base_parameters"]:
-        yield f"  {b['combination']} = {b['value']:.6g} ± {b['standard_error']:.2g}"
+        se = "?" if b["standard_error"] is None else f"{b['standard_error']:.2g}"
+        yield f"  {b['combination']} = {b['value']:.6g} ± {se}"
 
 
 def _link_text(link):

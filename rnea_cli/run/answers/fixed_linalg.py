@@ -194,6 +194,28 @@ def log(x):
     return e * LN2_HI + (2.0 * s + (2.0 * s * series + e * LN2_LO))
 
 
+def pivoted_cholesky(M, tolerance):
+    """F (k, r) with F F^T = M for symmetric positive semi-definite M (k, k) up to what is left out:
+    Cholesky with diagonal pivoting (the largest remaining diagonal first, ties to the lowest index),
+    stopping where that is at most tolerance times the first pivot; each sum in a fixed tree."""
+    M = np.asarray(M, dtype=float)
+    k = len(M)
+    F, d = np.zeros((k, k)), np.diagonal(M).copy()
+    chosen = np.zeros(k, dtype=bool)
+    first = None
+    for j in range(k):
+        i = int(np.argmax(np.where(chosen, -math.inf, d)))
+        if chosen[i] or not d[i] > 0.0 or (first is not None and d[i] <= tolerance * first):
+            return F[:, :j]
+        first = d[i] if first is None else first
+        column = M[:, i] - (matvec(F[:, :j], F[i, :j]) if j else 0.0)
+        F[:, j] = column / math.sqrt(d[i])
+        F[chosen, j] = 0.0  # the rows already pivoted: exactly what is left of them, 0
+        chosen[i] = True
+        d -= F[:, j] * F[:, j]
+    return F
+
+
 def symmetric_eigen(J, sweeps=30):
     """Eigenvalues (ascending) and eigenvectors (columns) of a small symmetric matrix by cyclic
     Jacobi rotations in Python floats (+, -, *, /, sqrt: the same bits everywhere)."""

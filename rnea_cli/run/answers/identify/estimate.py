@@ -57,6 +57,7 @@ def made_consistent(pi, margin=1e-6):
 
 SIGMA_FLOOR = 1e-6  # a joint's noise is at least this fraction of its effort's RMS (noiseless data)
 GAP = 1e-6  # the barrier's last duality gap, in units of the whitened cost (one noise sigma² is 1)
+DEFICIENT = 1e-14  # a Cholesky pivot of W_b^T W_b below this of the largest: the data do not determine it
 NEWTON = 5000  # Newton steps at most, over all barrier weights
 ANCHOR = 1e-3  # the weight (square root) holding what the data cannot see at the URDF's
 PLACEHOLDER = 1e-4  # a body's URDF mass at most this fraction of the heaviest one's is a placeholder: no prior
@@ -74,7 +75,8 @@ class Estimate:
     sigma: np.ndarray  # (movable,) each joint's noise, from the OLS residuals
     rms_before: np.ndarray  # (movable,) RMS of effort - W theta_prior
     rms_after: np.ndarray  # (movable,) RMS of effort - W theta
-    condition: float  # of the whitened base regressor
+    condition: float  # of the whitened base regressor (inf: the run does not determine every base parameter)
+    factor: np.ndarray = None  # F F^T = the whitened W_b^T W_b: its Cholesky factor, or (rank, r) where deficient
 
 
 def _checked(normal, base):
@@ -101,14 +103,26 @@ def weighted(normal, base, sigma):
     return G, b
 
 
-def _solve(G, b, source):
-    """x with G x = b and G's Cholesky factor L (G = L L^T), in a fixed order (`fixed_linalg`)."""
+def _solve(G, b, source, deficient=False):
+    """x with G x = b and a factor F of G (G = F F^T): G's Cholesky factor L, in a fixed order
+    (`fixed_linalg`). Where G is not positive definite beyond round-off (the run does not determine
+    every base parameter): an IdentificationError, or with deficient=True (for `estimate`, whose
+    prior holds what the data do not say) the pivoted Cholesky factor (k, r) of what the data do
+    determine and the solution x = F z of least norm in F's columns."""
     try:
         L = fl.cholesky(G)
+        pivots = np.diagonal(L) ** 2
+        if pivots.min() > DEFICIENT * pivots.max():
+            return fl.solve_upper(L.T, fl.solve_lower(L, b)), L
     except np.linalg.LinAlgError:
+        pass
+    if not deficient:
         raise IdentificationError(source, None, "the data do not determine the base parameters (the trajectory "
-                                                "does not excite them)") from None
-    return fl.solve_upper(L.T, fl.solve_lower(L, b)), L
+                                                "does not excite them)")
+    F = fl.pivoted_cholesky(G, DEFICIENT)
+    C = fl.cholesky(fl.matmul(F.T, F))  # F^T F z = y, F^T F y = F^T b: G x = b for x = F z
+    y = fl.solve_upper(C.T, fl.solve_lower(C, fl.matvec(F.T, b)))
+    return fl.matvec(F, fl.solve_upper(C.T, fl.solve_lower(C, y))), F
 
 
 def _theta(base, beta, prior):
@@ -118,30 +132,36 @@ def _theta(base, beta, prior):
     return theta
 
 
-def ols(normal, base, prior=None):
+def ols(normal, base, prior=None, *, deficient=False):
     """Weighted least-squares base parameters: OLS, each joint's noise from its residuals, then the
-    fit again with every joint's rows divided by its noise; standard errors from (W_b^T W_b)^-1."""
+    fit again with every joint's rows divided by its noise; standard errors from (W_b^T W_b)^-1.
+    deficient: a run that does not determine every base parameter gets a solution of least norm
+    (`_solve`), no standard errors (nan) and an infinite condition number, not an error."""
     _checked(normal, base)
     prior = base.layout.parameters() if prior is None else np.asarray(prior, dtype=float)
     ones = np.ones(len(normal.c))
     source = base.layout.model.source
-    beta, _ = _solve(*weighted(normal, base, ones), source)
+    beta, _ = _solve(*weighted(normal, base, ones), source, deficient)
     rows = np.maximum(normal.rows, 1)  # each joint's
     dof = rows - base.rank / len(ones)
     rss = normal.rss(_theta(base, beta, prior))
     sigma = np.sqrt(np.maximum(rss, 0.0) / np.maximum(dof, 1.0))
     sigma = np.maximum(sigma, SIGMA_FLOOR * np.sqrt(normal.c / rows) + np.finfo(float).tiny)
     G, b = weighted(normal, base, sigma)
-    beta, L = _solve(G, b, source)
+    beta, L = _solve(G, b, source, deficient)
+    theta = _theta(base, beta, prior)
+    if L.shape[1] < len(beta):  # what the data do not determine has no standard error
+        return Estimate(theta, beta, np.full(len(beta), np.nan), sigma,
+                        np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
+                        np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), math.inf, L)
     inverse_L = fl.solve_lower(L, np.eye(len(beta)))  # diag(G^-1) = column sums of (L^-1)²
     se = np.sqrt(fl.ordered_sum(inverse_L * inverse_L))
-    theta = _theta(base, beta, prior)
     # cond(W_b) = sqrt(cond(G)) = cond(L), from the factor the fit used (G = L L^T): finite wherever the
     # fit goes on. G's own eigenvalues are not: near 1/eps, LAPACK's smallest came out negative (nan).
     # LAPACK: the condition number reported only, not used
     singular = np.linalg.svd(L, compute_uv=False)
     return Estimate(theta, beta, se, sigma, np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
-                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(singular[0] / singular[-1]))
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(singular[0] / singular[-1]), L)
 
 
 def placeholders(bodies):
@@ -181,18 +201,17 @@ leaves massless (`placeholders`: its 0 kg is no estimate of the body). prior_wei
     The problem is convex (a quadratic over a product of cones); it is solved by Newton's method
     on the log-barrier -mu (sum log det J + sum log f), mu going down to a duality gap of GAP, so
     that every iterate, and the answer, is strictly consistent."""
-    first = ols(normal, base, prior)
+    first = ols(normal, base, prior, deficient=True)
     layout = base.layout
     prior_weight = layout.prior_weight if prior_weight is None else prior_weight
     n, p = len(layout.blocks), layout.size
     prior = layout.parameters() if prior is None else np.asarray(prior, dtype=float)
     prior_bodies = [made_consistent(prior[10 * k:10 * k + 10]) for k in range(n)]
-    G, _ = weighted(normal, base, first.sigma)
+    L = first.factor  # of G = the whitened W_b^T W_b, the data's whole say
     select = np.zeros((base.rank, p))
     select[np.arange(base.rank), base.independent] = 1.0
     select[:, base.dependent] += base.K  # beta = select theta
     # the cost |A theta - t|² + sum weight (theta - anchor)², summed as squares (no cancellation)
-    L = fl.cholesky(G)
     A, t = fl.matmul(L.T, select), fl.matvec(L.T, first.beta)
     # what the data cannot see stays at the prior: |N^T D (theta - prior)|² = |P D (theta - prior)|²
     # over the null space of beta (orthonormal N, P = N N^T, in the scaled parameters), whatever
@@ -216,7 +235,7 @@ leaves massless (`placeholders`: its 0 kg is no estimate of the body). prior_wei
     theta = _barrier(A, t, weight, anchor, n, bounded, start, layout.model.source)
     rows = np.maximum(normal.rows, 1)
     return Estimate(theta, fl.matvec(select, theta), first.se, first.sigma, first.rms_before,
-                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition)
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), first.condition, first.factor)
 
 
 def _null_projector(S):

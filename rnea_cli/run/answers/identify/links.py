@@ -70,7 +70,7 @@ def covariance(normal, base, sigma):
 def links_found(normal, base, fit):
     """A LinkFound for each block of the layout: fit's values, with standard errors propagated
     (to first order) from the covariance of the base parameters that are a block's parameters alone."""
-    cov = covariance(normal, base, fit.sigma)
+    cov = covariance(normal, base, fit.sigma) if np.isfinite(fit.condition) else None  # None: not determined
     alone = {int(k): r for r, k in enumerate(base.independent) if not np.any(base.K[r])}
     out = []
     for b, block in enumerate(base.layout.blocks):
@@ -79,7 +79,7 @@ def links_found(normal, base, fit):
         pi = fit.theta[10 * b:10 * b + 10]
         m, c, I = mass_properties(pi)
         se = [None] * 10
-        if known.any() and m != 0.0:
+        if cov is not None and known.any() and m != 0.0:
             rows = [alone[k] for k in cols if k in alone]
             J = _jacobian(pi)
             C = J[:, known] @ cov[np.ix_(rows, rows)] @ J[:, known].T
