@@ -406,3 +406,24 @@ def test_the_slowest_sample_fitted_is_min_speed_or_a_share_of_the_velocity_limit
     assert np.delete(slowest, fingers).tolist() == [identify.MIN_SPEED] * (len(slowest) - 2)
     assert identify.NormalEquations(base, min_speed=0.05).slowest.tolist() == [0.05] * len(slowest)
     assert not identify.NormalEquations(base_parameters(model, friction=False)).slowest.any()
+
+
+def test_the_summing_thread_does_not_read_the_callers_arrays_after_add():
+    """threads=2: the last step of an add is summed after add returns; a caller that fills one
+    buffer for every chunk (a reader's) gets the sums of what it gave, not of what it wrote next."""
+    model = load_urdf(chain_urdf(["0 0 1", "0 0 0.5"]))
+    base = base_parameters(model)
+    rng = np.random.default_rng(3)
+    N, step = 4 * normal_module.STEP, normal_module.STEP
+    q, qd, qdd = identify.random_motion(model, N, rng)
+    effort = rng.standard_normal((N, len(base.layout.joints)))
+    sums = []
+    for threads in (1, 2):
+        normal, buffer = identify.NormalEquations(base, threads=threads), np.empty((step, effort.shape[1]))
+        for s in range(0, N, step):
+            buffer[:] = effort[s:s + step]
+            normal.add(q[s:s + step], qd[s:s + step], qdd[s:s + step], buffer)
+            buffer[:] = 0.0
+        sums.append(normal.finish())
+    for name in ("G", "b", "c", "rows"):
+        np.testing.assert_array_equal(getattr(sums[1], name), getattr(sums[0], name))

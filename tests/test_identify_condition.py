@@ -75,3 +75,43 @@ def test_the_condition_number_is_that_of_the_weighted_base_regressor():
     G, _ = weighted(normal, base, fit.sigma)
     eig = np.linalg.eigvalsh(G)
     np.testing.assert_allclose(fit.condition, np.sqrt(eig[-1] / eig[0]), rtol=1e-6)
+
+
+# W_b^T W_b (6 x 6) at the edge where the two tests of "determined" disagree: its unpivoted Cholesky
+# factor has a pivot 9.96e-15 of the largest (below DEFICIENT: `_solve` goes to the pivoted factor),
+# but the pivoted Cholesky keeps all six pivots. That factor has all 6 columns (`ols` takes the run as
+# determined) and is lower triangular only with its rows in pivot order. Found by a random search.
+EDGE = [[17.384721219892217, -0.9594387801019012, 5.855956760277767, -3.6849864370472734, 15.874438174443917,
+         8.339022496094042],
+        [-0.9594387801019012, 0.054086235658509556, -0.3308195704578424, 0.20117828524202047, -0.8778720326604819,
+         -0.4597807773574971],
+        [5.855956760277767, -0.3308195704578424, 2.0263012014369153, -1.2259745990436242, 5.3600727306426235,
+         2.805869671810041],
+        [-3.6849864370472734, 0.20117828524202047, -1.2259745990436242, 0.7854536823180874, -3.361215375095426,
+         -1.7684759007127262],
+        [15.874438174443917, -0.8778720326604819, 5.3600727306426235, -3.361215375095426, 14.498464776720075,
+         7.613838410908272],
+        [8.339022496094042, -0.4597807773574971, 2.805869671810041, -1.7684759007127262, 7.613838410908272,
+         4.000201154918637]]
+
+
+def test_standard_errors_from_a_pivoted_factor_of_full_rank():
+    """Where the pivoted factor has every column, the standard errors are sqrt(diag(G^-1)), finite
+    (they were nan: the factor solved as if lower triangular, a 0 on its diagonal), as its finite
+    condition number says they should be."""
+    from types import SimpleNamespace
+
+    G = np.array(EDGE)
+    k = len(G)
+    model = SimpleNamespace(source="edge", joints=[None])
+    layout = SimpleNamespace(model=model, joints=[0], terms=[], parameters=lambda: np.zeros(k))
+    base = SimpleNamespace(layout=layout, rank=k, independent=np.arange(k), dependent=np.arange(0), K=np.zeros((k, 0)))
+    normal = SimpleNamespace(layout=layout, G=[G], b=[G @ np.ones(k)], c=np.array([1e3]), rows=np.array([1000]),
+                             count=1000, moved=np.array([True]), slowest=np.zeros(1),
+                             rss=lambda theta: np.array([1000.0 - k]))  # sigma 1: G as it is
+    fit = identify.ols(normal, base, deficient=True)
+    assert fit.sigma[0] == 1.0
+    assert fit.factor.shape == (k, k) and not np.allclose(fit.factor, np.tril(fit.factor))  # the edge case
+    assert math.isfinite(fit.condition)
+    expected = np.sqrt(np.diag(np.linalg.inv(G / fit.sigma[0] ** 2)))
+    np.testing.assert_allclose(fit.se, expected, rtol=0.05)  # G's condition 1e14: inv(G) to about 1 %

@@ -154,7 +154,10 @@ def ols(normal, base, prior=None, *, deficient=False):
         return Estimate(theta, beta, np.full(len(beta), np.nan), sigma,
                         np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
                         np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), math.inf, L)
-    inverse_L = fl.solve_lower(L, np.eye(len(beta)))  # diag(G^-1) = column sums of (L^-1)²
+    # diag(G^-1) = column sums of (L^-1)². L is lower triangular with its rows in pivot order: as it is
+    # from Cholesky, permuted where the pivoted factor (`_solve`) kept every column
+    order = np.argsort([np.flatnonzero(row)[-1] for row in L], kind="stable")
+    inverse_L = fl.solve_lower(L[order], np.eye(len(beta))[order])
     se = np.sqrt(fl.ordered_sum(inverse_L * inverse_L))
     # cond(W_b) = sqrt(cond(G)) = cond(L), from the factor the fit used (G = L L^T): finite wherever the
     # fit goes on. G's own eigenvalues are not: near 1/eps, LAPACK's smallest came out negative (nan).

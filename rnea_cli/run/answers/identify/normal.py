@@ -107,6 +107,8 @@ class NormalEquations:
             self._grams(rows, effort, kept)
             return
         self._wait()  # at most one step summed while the next one's regressor is made
+        if held is None:  # a view of the caller's array, which it may fill again once add returns
+            effort = effort.copy()
         self._summing = self._pool.submit(self._grams, rows, effort, kept)
 
     def _grams(self, rows, effort, kept):
