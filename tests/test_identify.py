@@ -427,3 +427,20 @@ def test_the_summing_thread_does_not_read_the_callers_arrays_after_add():
         sums.append(normal.finish())
     for name in ("G", "b", "c", "rows"):
         np.testing.assert_array_equal(getattr(sums[1], name), getattr(sums[0], name))
+
+
+def test_a_joint_range_of_1e31_m_does_not_change_the_rank():
+    """base_parameters draws q within a prismatic joint's limits: over ±1e31 m, the regressor's other
+    columns were round-off beside the travel's and the rank came out 1; now it draws 2 m of it."""
+    body = ('<inertial><mass value="1"/><origin xyz="0.1 0 0"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" '
+            'ixz="0" iyz="0"/></inertial>')
+
+    def rpr(limit):
+        return (f'<robot name="rpr"><link name="base"/><link name="l1">{body}</link><link name="l2">{body}</link>'
+                f'<link name="l3">{body}</link><joint name="j1" type="continuous"><parent link="base"/>'
+                '<child link="l1"/><axis xyz="0 1 0"/></joint><joint name="j2" type="prismatic"><parent link="l1"/>'
+                f'<child link="l2"/><axis xyz="1 0 0"/><limit lower="-{limit}" upper="{limit}" effort="1" '
+                'velocity="1"/></joint><joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/>'
+                '<origin xyz="0 0 0.2"/><axis xyz="0 1 0"/></joint></robot>')
+
+    assert base_parameters(load_urdf(rpr("1e31"))).rank == base_parameters(load_urdf(rpr("1"))).rank == 15

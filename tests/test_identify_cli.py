@@ -160,3 +160,28 @@ def test_mimic_joints_and_a_floating_base_are_refused_as_one_line(tmp_path):
     result = run("identify", ARM, ROBOTS / "arm7_traj.csv", "--floating-base")
     assert result.exit_code == 2 and "a floating base is not identified" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_a_joint_at_rest_is_refused_for_friction_only_and_a_run_given_up_stops_the_summing_thread(ur5_runs, tmp_path):
+    """A joint that never moves: its viscous, Coulomb or armature term cannot be fitted, but with
+    --no-friction --offset it is only an offset, which shows at rest. A run that ends in an error
+    (an effort not finite in the second run) leaves no summing thread behind."""
+    import threading
+
+    from rnea_cli.errors import RneaError
+    from rnea_cli.run.answers import identify
+
+    robot, runs, held_out, folder = ur5_runs
+    still = pl.read_csv(runs[0]).with_columns(pl.col("^q[d]*_elbow_joint$") * 0.0)
+    still.write_csv(tmp_path / "still.csv")
+    refused = run("identify", robot.model.source, tmp_path / "still.csv")
+    assert refused.exit_code == 2 and "elbow_joint never moves" in refused.stderr, refused.stderr
+    fitted = run("identify", robot.model.source, tmp_path / "still.csv", "--no-friction", "--offset")
+    assert fitted.exit_code == 0, fitted.stderr
+    bad = pl.read_csv(runs[1])
+    effort = bad["effort_elbow_joint"].to_numpy().copy()
+    effort[500] = np.nan
+    bad.with_columns(pl.Series("effort_elbow_joint", effort)).write_csv(tmp_path / "bad.csv")
+    with pytest.raises(RneaError, match="effort"):
+        identify.identify_runs(robot.model.source, [runs[0], tmp_path / "bad.csv"], threads=2)
+    assert not [t for t in threading.enumerate() if t.name.startswith("rnea-sums")]

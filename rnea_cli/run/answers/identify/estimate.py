@@ -82,7 +82,7 @@ class Estimate:
 def _checked(normal, base):
     model, layout = normal.layout.model, normal.layout
     still = [r for r in range(len(layout.joints)) if not normal.moved[r]]
-    if still and layout.terms:
+    if still and set(layout.terms) - {"offset"}:  # an offset shows on a joint at rest; qd and qdd terms do not
         r = still[0]
         fast = f" at {normal.slowest[r]:g} or faster" if normal.slowest[r] else ""
         raise IdentificationError(model.source, None, f"joint {model.joints[layout.joints[r]].name} never moves{fast}: "

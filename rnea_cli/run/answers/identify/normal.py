@@ -86,6 +86,13 @@ class NormalEquations:
             self._pool = None
         return self
 
+    def close(self):
+        """Stops the summing thread without waiting for what it has left (a run given up on an
+        error); the sums are then incomplete."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
     def _wait(self):
         summing, self._summing = self._summing, None
         if summing is not None:

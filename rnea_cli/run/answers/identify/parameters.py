@@ -265,7 +265,9 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
 
 
 def random_motion(model, N, rng):
-    """(q, qd, qdd), each (N, n): q uniform in each joint's range, qd and qdd uniform with unit
+    """(q, qd, qdd), each (N, n): q uniform in each joint's range (a range of over 100 turns or
+    200 m: a turn or 2 m of it about 0, as ±1e31 m of travel would make the regressor's columns
+    round-off), qd and qdd uniform with unit
     variance (in [-sqrt 3, sqrt 3]); a kept fixed joint's are 0. Drawn by `fixed_linalg.uniform`:
     the base parameters' K depends on them, so they are the same bits on every machine."""
     q = np.empty((N, model.n))
@@ -273,6 +275,10 @@ def random_motion(model, N, rng):
         lower, upper = j.limits.lower, j.limits.upper
         if lower is None or upper is None or lower >= upper:
             lower, upper = (-math.pi, math.pi) if j.is_angular else (-1.0, 1.0)
+        half = math.pi if j.is_angular else 1.0  # a range of over 100 turns or 200 m: a turn or 2 m of it
+        if upper - lower > 200 * half:
+            centre = min(max(0.0, lower + half), upper - half)
+            lower, upper = centre - half, centre + half
         q[:, i] = fl.uniform(rng, lower, upper, N)
     qd, qdd = (fl.uniform(rng, -math.sqrt(3.0), math.sqrt(3.0), (N, model.n)) for _ in range(2))
     fixed = [i for i, j in enumerate(model.joints) if j.type == "fixed"]

@@ -65,14 +65,11 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
                 run.model, gravity=options.gravity, friction=friction, offset=offset, armature=armature, links=links)
         if normal is None:
             normal = NormalEquations(found["base"], gravity=options.gravity, min_speed=slowest, threads=threads)
-        for block in run.blocks(dynamics=False):
-            measured = measured_torque(block.chunk, factors.get("current"), run.traj.label)
-            for what, x in (("effort", measured), ("q, qd or qdd", np.hstack(block.motion))):
-                within = (np.abs(x) <= float(LARGEST[what])).all(axis=1)
-                if not within.all():
-                    raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + int(np.argmin(within))),
-                                          f"{what} not finite or beyond {LARGEST[what]} in size")
-            normal.add(*block.motion, measured)
+        try:
+            _add_blocks(run, normal, factors.get("current"))
+        except BaseException:
+            normal.close()  # its summing thread, on the error that ends the run
+            raise
         return normal
 
     normal = None
@@ -92,6 +89,19 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
         checks.append({"trajectory": path, "samples": held.count, "rms_before": before.tolist(),
                        "rms_after": after.tolist()})
     return Identified(found["model"], base, normal, fit, checks)
+
+
+def _add_blocks(run, normal, factors):
+    """Each block of the run into the normal equations: its motion and measured effort (times the
+    drives' factors for a current), both checked to be finite doubles whose squares sum."""
+    for block in run.blocks(dynamics=False):
+        measured = measured_torque(block.chunk, factors, run.traj.label)
+        for what, x in (("effort", measured), ("q, qd or qdd", np.hstack(block.motion))):
+            within = (np.abs(x) <= float(LARGEST[what])).all(axis=1)
+            if not within.all():
+                raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + int(np.argmin(within))),
+                                      f"{what} not finite or beyond {LARGEST[what]} in size")
+        normal.add(*block.motion, measured)
 
 
 def _identifiable(run, robot):
