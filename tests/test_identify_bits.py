@@ -101,7 +101,7 @@ for k, robot in enumerate(robots):
     ols = identify.ols(normal, base)
     fit = identify.estimate(normal, base)
     out[f"robot{k}"] = {"sums": digest(normal.G, normal.b, normal.c), "base": digest(base.K, base.independent),
-                        "ols": digest(ols.theta, ols.beta, ols.se, ols.sigma),
+                        "ols": digest(ols.theta, ols.beta, ols.se, ols.sigma, np.float64(ols.condition)),
                         "estimate": digest(fit.theta, fit.beta, fit.rms_after),
                         "urdf": digest(np.frombuffer(identified_urdf(robot, model, base.layout, fit.theta), np.uint8))}
 """ + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digests": out}))

@@ -160,11 +160,11 @@ def ols(normal, base, prior=None, *, deficient=False):
     inverse_L = fl.solve_lower(L[order], np.eye(len(beta))[order])
     se = np.sqrt(fl.ordered_sum(inverse_L * inverse_L))
     # cond(W_b) = sqrt(cond(G)) = cond(L), from the factor the fit used (G = L L^T): finite wherever the
-    # fit goes on. G's own eigenvalues are not: near 1/eps, LAPACK's smallest came out negative (nan).
-    # LAPACK: the condition number reported only, not used
-    singular = np.linalg.svd(L, compute_uv=False)
+    # fit goes on (G's own eigenvalues by LAPACK were not: near 1/eps the smallest came out negative),
+    # and reported in the same bits on every CPU (fixed-order iterations, no LAPACK)
+    condition = fl.factor_condition(L[order])
     return Estimate(theta, beta, se, sigma, np.sqrt(np.maximum(normal.rss(prior), 0.0) / rows),
-                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), float(singular[0] / singular[-1]), L)
+                    np.sqrt(np.maximum(normal.rss(theta), 0.0) / rows), condition, L)
 
 
 def placeholders(bodies):
