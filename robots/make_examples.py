@@ -196,7 +196,7 @@ def perturbed(path, rng):
         mass.set("value", repr(float(mass.get("value")) * float(factor(1)[0])))
         com = np.array([float(x) for x in origin.get("xyz").split()])
         shift = rng.normal(size=3)
-        shift *= rng.uniform(0.1, 0.3) * np.linalg.norm(com) / np.linalg.norm(shift)
+        shift *= rng.uniform(0.1, 0.3) * _norm(com) / _norm(shift)
         origin.set("xyz", " ".join(repr(float(x)) for x in com + shift))
         I = np.zeros((3, 3))
         for key, (a, b) in zip(keys, at):
@@ -217,6 +217,14 @@ def perturbed(path, rng):
     text = ET.tostring(note, encoding="unicode") + ET.tostring(root, encoding="unicode")
     lines = [line.rstrip() for line in text.splitlines()]  # (where arm7.urdf's comments were)
     return '<?xml version="1.0"?>\n' + "\n".join(l for k, l in enumerate(lines) if l or lines[k - 1]) + "\n"
+
+
+def _norm(v):
+    """|v| of a 3-vector in one order, in Python's doubles: the same bits on every CPU, where
+    np.linalg.norm's dot is the BLAS kernel's (an Intel AVX-512 one gave arm7_true.urdf a COM one
+    ulp off the shipped one)."""
+    x, y, z = (float(c) for c in v)
+    return math.sqrt(x * x + y * y + z * z)
 
 
 def measured_run(urdf, motion, rng):

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROBOTS, ROOT
+from test_same_bits import REPORT
 from rnea_cli.cli import main
 
 PAGE = ROOT / "docs" / "identify.md"
@@ -44,6 +45,24 @@ def test_make_examples_makes_the_files_shipped(tmp_path):
         x, y = a.to_numpy().astype(float), b.to_numpy().astype(float)
         assert np.all(np.abs(x - y) <= 1e-12 * np.abs(y).max(axis=0)), f"robots/{path}: rerun make_examples.py"
 
+
+PERTURBED = r"""
+import hashlib, json, sys
+import numpy as np, threadpoolctl
+sys.path.insert(0, sys.argv[2])
+from make_examples import perturbed
+text = perturbed(sys.argv[3], np.random.default_rng(25))
+""" + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digest": hashlib.sha256(text.encode()).hexdigest()}))
+"""
+
+
+def test_the_arm_as_built_is_the_same_text_under_every_blas_kernel_and_simd_level(tmp_path):
+    """robots/arm7_true.urdf is compared byte for byte: what makes it must not round by the CPU (an
+    Intel AVX-512 BLAS kernel's norm once put one of its COMs an ulp off the shipped one)."""
+    from test_same_bits import in_every_variant
+
+    results = in_every_variant(PERTURBED, [ROBOTS, ROBOTS / "arm7.urdf"], tmp_path)
+    assert {r["digest"] for _, r in results} == {r["digest"] for _, r in results[:1]}, results
 
 def _inertials(path):
     """{link: (mass, com (3,), rotational inertia (3, 3))} and {joint: (damping, friction)} of a URDF."""
