@@ -125,12 +125,24 @@ def cholesky(M):
 def solve_lower(L, B):
     """X with L X = B, L (..., k, k) lower triangular, B (..., k) or (..., k, m)."""
     vector = np.ndim(B) == np.ndim(L) - 1
+    if vector and np.ndim(L) == 2:
+        return _substitute(np.asarray(L, dtype=float), np.asarray(B, dtype=float))
     B = np.asarray(B, dtype=float)[..., None] if vector else np.asarray(B, dtype=float)
     X = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
     for i in range(L.shape[-1]):
         s = B[..., i, :] - ordered_sum(L[..., i, :i, None] * X[..., :i, :], axis=-2) if i else B[..., i, :]
         X[..., i, :] = s / L[..., i, i, None]
     return X[..., 0] if vector else X
+
+
+def _substitute(L, b):
+    """x with L x = b for one lower triangular L (k, k) and one b (k,): each row's b_i - sum L_ij x_j
+    correctly rounded (math.fsum of the IEEE products), so the same everywhere, in Python's floats
+    (a row's numpy calls would cost more than its few products)."""
+    rows, x = L.tolist(), []
+    for i, (row, bi) in enumerate(zip(rows, b.tolist())):
+        x.append(math.fsum([bi] + [-a * y for a, y in zip(row[:i], x)]) / row[i])
+    return np.array(x)
 
 
 def solve_upper(U, B):
@@ -146,7 +158,10 @@ def householder(A, B=None):
     m, n = A.shape
     RC = np.concatenate([A, np.zeros((m, 0)) if B is None else np.asarray(B, dtype=float).reshape(m, -1)], axis=1)
     for k in range(n):
-        x = RC[k:, k]
+        # the reflection moves only the rows where column k is not zero, and row k: a stack such as
+        # [R; B] (R triangular, B of blocks) is reduced at the cost of its rows that take part
+        rows = k + np.concatenate([[0], 1 + np.flatnonzero(RC[k + 1:, k])])
+        x = RC[rows, k]
         norm = math.sqrt(math.fsum((x * x).tolist()))  # fsum: correctly rounded, so the same everywhere
         if norm == 0.0:
             continue
@@ -154,8 +169,13 @@ def householder(A, B=None):
         v = x.copy()
         v[0] -= alpha
         vv = 2.0 * norm * (norm + abs(float(x[0])))  # v . v = |x|² - 2 alpha x_0 + alpha²
-        rest = RC[k:, k + 1:]
-        rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
+        if len(rows) == m - k:  # every row takes part (a dense matrix): in place
+            rest = RC[k:, k + 1:]
+            rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
+        else:
+            rest = RC[rows, k + 1:]
+            rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
+            RC[rows, k + 1:] = rest
         RC[k, k], RC[k + 1:, k] = alpha, 0.0
     R = np.triu(RC[:n, :n])
     if B is None:
