@@ -30,8 +30,8 @@ from .group import main
 @click.option("--offset", is_flag=True, help="Add a constant effort per joint (a sensor's offset).")
 @click.option("--armature", is_flag=True, help="Add a rotor inertia per joint (effort armature * qdd).")
 @click.option("--prior-weight", type=float, default=None, metavar="W",
-              help="Strength of the pull toward the URDF's values where the data say little (default 10: known "
-                   "to about 30 %; with --links 0, their values being a guess; 0: none).")
+              help="Strength of the pull toward the URDF's values where the data say little (default 30: known "
+                   "to about 18 %; with --links 0, their values being a guess; 0: none).")
 @click.option("--ols", is_flag=True, help="Plain least-squares base parameters instead, for comparison (writes no "
                                           "URDF: they need not be physically consistent).")
 @click.option("--validate", multiple=True, metavar="TRAJ",

@@ -14,7 +14,7 @@ from .. import fixed_linalg as fl
 FRICTION = ("viscous", "coulomb", "offset", "armature")
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_00| below which a column of W is dependent (round-off: ~1e-15)
 ZERO = 1e-10  # entries of K smaller than this (in their own units) are round-off, set to 0
-PRIOR_WEIGHT = 10.0  # the prior's weight: the URDF's values known to about 1/sqrt(10) = 30 % of their scale
+PRIOR_WEIGHT = 30.0  # the prior's weight: the URDF's values known to about 1/sqrt(30) = 18 % of their scale
 
 
 @dataclass(frozen=True, eq=False)
