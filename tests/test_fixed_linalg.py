@@ -62,3 +62,11 @@ def test_one_triangular_solve_is_each_row_correctly_rounded():
     np.testing.assert_allclose(fl.solve_upper(L.T, b), np.linalg.solve(L.T, b), rtol=1e-12)
     X = fl.solve_lower(np.stack([L, L]), np.stack([b, 2 * b]))  # the batched path agrees
     np.testing.assert_allclose(X, np.stack([x, 2 * x]), rtol=1e-13, atol=1e-15)
+
+
+def test_a_solve_beyond_the_doubles_gives_what_numpy_gives_not_an_exception():
+    L = np.array([[1.0, 0.0, 0.0], [1e308, 1.0, 0.0], [1e308, 1e308, 1.0]])  # x_2: inf - inf
+    b = np.array([1e10, 0.0, 0.0])
+    with np.errstate(all="ignore"):
+        x = fl.solve_lower(L, b)
+    assert x[0] == 1e10 and x[1] == -np.inf and np.isnan(x[2])

@@ -126,7 +126,10 @@ def solve_lower(L, B):
     """X with L X = B, L (..., k, k) lower triangular, B (..., k) or (..., k, m)."""
     vector = np.ndim(B) == np.ndim(L) - 1
     if vector and np.ndim(L) == 2:
-        return _substitute(np.asarray(L, dtype=float), np.asarray(B, dtype=float))
+        try:
+            return _substitute(np.asarray(L, dtype=float), np.asarray(B, dtype=float))
+        except (OverflowError, ValueError):  # fsum of an inf and a -inf, or beyond the doubles: as numpy rounds
+            pass
     B = np.asarray(B, dtype=float)[..., None] if vector else np.asarray(B, dtype=float)
     X = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
     for i in range(L.shape[-1]):
