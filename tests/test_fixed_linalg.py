@@ -70,3 +70,9 @@ def test_a_solve_beyond_the_doubles_gives_what_numpy_gives_not_an_exception():
     with np.errstate(all="ignore"):
         x = fl.solve_lower(L, b)
     assert x[0] == 1e10 and x[1] == -np.inf and np.isnan(x[2])
+
+
+def test_a_zero_pivot_gives_what_numpy_gives_not_an_exception():
+    with np.errstate(all="ignore"):
+        x = fl.solve_lower(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([1.0, 0.0]))
+    assert x[0] == np.inf and x[1] == -np.inf

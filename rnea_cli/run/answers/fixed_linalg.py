@@ -128,7 +128,7 @@ def solve_lower(L, B):
     if vector and np.ndim(L) == 2:
         try:
             return _substitute(np.asarray(L, dtype=float), np.asarray(B, dtype=float))
-        except (OverflowError, ValueError):  # fsum of an inf and a -inf, or beyond the doubles: as numpy rounds
+        except (OverflowError, ValueError, ZeroDivisionError):  # inf - inf, beyond the doubles, a 0 pivot: as numpy
             pass
     B = np.asarray(B, dtype=float)[..., None] if vector else np.asarray(B, dtype=float)
     X = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
