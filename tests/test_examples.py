@@ -64,6 +64,7 @@ def test_the_arm_as_built_is_the_same_text_under_every_blas_kernel_and_simd_leve
     results = in_every_variant(PERTURBED, [ROBOTS, ROBOTS / "arm7.urdf"], tmp_path)
     assert {r["digest"] for _, r in results} == {r["digest"] for _, r in results[:1]}, results
 
+
 def _inertials(path):
     """{link: (mass, com (3,), rotational inertia (3, 3))} and {joint: (damping, friction)} of a URDF."""
     root = ET.parse(path).getroot()

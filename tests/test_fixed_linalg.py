@@ -38,12 +38,46 @@ def test_lstsq_of_a_sparse_stack_and_of_a_dense_matrix_is_lapacks(seed):
         np.testing.assert_allclose(x, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
 
 
-def test_a_dense_matrix_is_reduced_as_before_in_place():
-    """No row of a dense matrix is zero: every reflection takes every row, the in-place path."""
+def _householder_before(A, b):
+    """fixed_linalg.householder as it was before reflections skipped zero rows (every row of
+    RC[k:] in every reflection), frozen here: a dense matrix must give its bits."""
+    import math
+
+    m, n = A.shape
+    RC = np.concatenate([A, b[:, None]], axis=1)
+    for k in range(n):
+        x = RC[k:, k]
+        norm = math.sqrt(math.fsum((x * x).tolist()))
+        if norm == 0.0:
+            continue
+        alpha = -norm if x[0] >= 0 else norm
+        v = x.copy()
+        v[0] -= alpha
+        vv = 2.0 * norm * (norm + abs(float(x[0])))
+        rest = RC[k:, k + 1:]
+        rest -= v[:, None] * (fl.ordered_sum(v[:, None] * rest) * (2.0 / vv))
+        RC[k, k], RC[k + 1:, k] = alpha, 0.0
+    return np.triu(RC[:n, :n]), RC[:n, n]
+
+
+def test_a_dense_matrix_is_reduced_to_the_bits_it_had_before():
+    """No entry of a dense matrix is zero: every reflection takes every row, as before."""
     rng = np.random.default_rng(4)
+    for shape in ((40, 9), (9, 9), (5, 3), (1, 1)):
+        A = rng.standard_normal(shape)
+        b = rng.standard_normal(shape[0])
+        for ours, before in zip(fl.householder(A, b), _householder_before(A.copy(), b.copy())):
+            np.testing.assert_array_equal(ours, before)
     A = rng.standard_normal((40, 9))
     R, c = fl.householder(A, A[:, 0] + 2 * A[:, 3])
     np.testing.assert_allclose(fl.solve_upper(R, c), np.eye(9)[0] + 2 * np.eye(9)[3], atol=1e-13)
+
+
+def test_the_shortcuts_refuse_what_they_refused_before():
+    with pytest.raises(IndexError):
+        fl.solve_lower(np.eye(3), np.ones(2))  # a vector of the wrong length: not 2 of 3 answers
+    wide = np.arange(1.0, 7.0).reshape(2, 3)  # m < n: the columns beyond the rows left as they are
+    np.testing.assert_array_equal(fl.householder(wide), _householder_before(wide.copy(), np.zeros(2))[0])
 
 
 def test_one_triangular_solve_is_each_row_correctly_rounded():

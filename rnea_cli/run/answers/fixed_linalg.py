@@ -125,7 +125,7 @@ def cholesky(M):
 def solve_lower(L, B):
     """X with L X = B, L (..., k, k) lower triangular, B (..., k) or (..., k, m)."""
     vector = np.ndim(B) == np.ndim(L) - 1
-    if vector and np.ndim(L) == 2:
+    if vector and np.ndim(L) == 2 and np.shape(L) == (np.shape(B)[0],) * 2:
         try:
             return _substitute(np.asarray(L, dtype=float), np.asarray(B, dtype=float))
         except (OverflowError, ValueError, ZeroDivisionError):  # inf - inf, beyond the doubles, a 0 pivot: as numpy
@@ -160,9 +160,10 @@ def householder(A, B=None):
     A = np.asarray(A, dtype=float)
     m, n = A.shape
     RC = np.concatenate([A, np.zeros((m, 0)) if B is None else np.asarray(B, dtype=float).reshape(m, -1)], axis=1)
-    for k in range(n):
+    for k in range(min(m, n)):
         # the reflection moves only the rows where column k is not zero, and row k: a stack such as
-        # [R; B] (R triangular, B of blocks) is reduced at the cost of its rows that take part
+        # [R; B] (R triangular, B of blocks) is reduced at the cost of its rows that take part (a
+        # row left out is unchanged: an inf there beside a 0 in column k stays an inf, not a nan)
         rows = k + np.concatenate([[0], 1 + np.flatnonzero(RC[k + 1:, k])])
         x = RC[rows, k]
         norm = math.sqrt(math.fsum((x * x).tolist()))  # fsum: correctly rounded, so the same everywhere
