@@ -199,8 +199,9 @@ def test_noiseless_efforts_are_reproduced_on_a_held_out_run():
 def test_a_short_weak_noisy_run_beats_ols_and_the_urdf_fourfold(seed):
     """3 s of small motion with 3 % noise: OLS fits the noise in what the run hardly excites, the URDF
     is 10-30 % off everywhere; the consistent estimate with the prior is at least 4 times closer.
-    Seeds 0-9 but 5 and 9, whose held-out error is mostly inertia the weak run does not show (2.9x
-    and 3.6x below the URDF's; docs/identify.md). Seed 6 failed at the prior's old weight, 10."""
+    Seeds 0-9 but 5 and 9 (2.9x and 3.6x below the URDF's; docs/identify.md): 5's held-out error is
+    inertia the weak run does not show, 9's the shoulder's viscous term fitted at low speed. Seed 6
+    failed at the prior's old weight, 10."""
     robot = Robot(seed)
     normal = robot.normal_equations(*robot.run(3.0, 0.15, noise=0.03))
     held_out = robot.run(10.0, 1.0)
