@@ -62,7 +62,7 @@ def test_the_arm_as_built_is_the_same_text_under_every_blas_kernel_and_simd_leve
     from test_same_bits import in_every_variant
 
     results = in_every_variant(PERTURBED, [ROBOTS, ROBOTS / "arm7.urdf"], tmp_path)
-    assert {r["digest"] for _, r in results} == {r["digest"] for _, r in results[:1]}, results
+    assert len({r["digest"] for _, r in results}) == 1, results
 
 
 def _inertials(path):

@@ -173,12 +173,10 @@ def householder(A, B=None):
         v = x.copy()
         v[0] -= alpha
         vv = 2.0 * norm * (norm + abs(float(x[0])))  # v . v = |x|² - 2 alpha x_0 + alpha²
-        if len(rows) == m - k:  # every row takes part (a dense matrix): in place
-            rest = RC[k:, k + 1:]
-            rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
-        else:
-            rest = RC[rows, k + 1:]
-            rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
+        dense = len(rows) == m - k  # every row takes part: reflected in place
+        rest = RC[k:, k + 1:] if dense else RC[rows, k + 1:]
+        rest -= v[:, None] * (ordered_sum(v[:, None] * rest) * (2.0 / vv))
+        if not dense:  # a copy of those rows
             RC[rows, k + 1:] = rest
         RC[k, k], RC[k + 1:, k] = alpha, 0.0
     R = np.triu(RC[:n, :n])
