@@ -17,10 +17,11 @@ from rnea_cli import load_urdf
 from rnea_cli.model.tree import Coordinates
 
 
-def _problem(path=ARM, period=4.0, harmonics=4, margin=0.9, acceleration=None, overrides=None):
+def _problem(path=ARM, period=4.0, harmonics=4, margin=0.9, acceleration=None, overrides=None, friction=True):
     coords = Coordinates(load_urdf(path))
     limits, _ = L.joint_limits(coords.model, overrides)
-    return ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration or {}, margin))
+    return ex.Problem(coords, period, harmonics, ex.bounds(coords, limits, acceleration or {}, margin),
+                      friction=friction)
 
 
 def test_the_derivatives_are_exact_and_the_run_starts_and_ends_at_rest():
@@ -184,11 +185,11 @@ def test_a_follower_held_at_its_offset_bounds_nothing(tmp_path):
     assert result.exit_code == 2 and "outside its range" in result.stderr, result.stderr
 
 
-def _ratio(path, seeds=range(1, 10)):
+def _ratio(path, seeds=range(1, 10), friction=True):
     """cond(random) / cond(excite) at the defaults (10 s at 100 Hz, 5 harmonics, margin 0.9), on the
     samples written: the median over seeds of random Fourier series of the same harmonics and period,
     each joint filled to the same bounds (`random_fourier`, what a user would otherwise run)."""
-    problem = _problem(path, period=10.0, harmonics=5)
+    problem = _problem(path, period=10.0, harmonics=5, friction=friction)
     (t, *_), found = ex.samples(ex.excite(problem), problem, 10.0, 100)
     drawn = [ex.random_fourier(problem, np.random.default_rng(seed)) for seed in seeds]
     randoms = [problem.condition(problem.feasible(f, t), t) for f in drawn if f is not None]
@@ -204,6 +205,16 @@ def test_the_search_beats_random_fourier_series_of_the_same_length(path, better)
     if path is None:
         need_corpus(path)
     assert _ratio(path) >= better
+
+
+@pytest.mark.parametrize("path", [pytest.param(ARM, id="arm7")] + corpus_params(["ur5", "iiwa14", "double_pendulum"]))
+def test_without_friction_the_search_beats_random_fourier_series_3x(path):
+    """The inertial parameters alone (`--no-friction`, random series conditioned likewise): the
+    issue's 3x holds. Measured: arm7 3.92x, the UR5 4.94x, the iiwa14 3.53x, the double pendulum
+    6.30x. With friction the viscous-Coulomb pairs floor it (docs/identify.md)."""
+    if path is None:
+        need_corpus(path)
+    assert _ratio(path, friction=False) >= 3.0
 
 
 CHILD = r"""
