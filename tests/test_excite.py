@@ -211,7 +211,8 @@ def test_the_search_beats_random_fourier_series_of_the_same_length(path, better)
 def test_without_friction_the_search_beats_random_fourier_series_3x(path):
     """The inertial parameters alone (`--no-friction`, random series conditioned likewise): the
     issue's 3x holds. Measured: arm7 3.92x, the UR5 4.94x, the iiwa14 3.53x, the double pendulum
-    6.30x. With friction the viscous-Coulomb pairs floor it (docs/identify.md)."""
+    6.30x (the trajectory is the same bits on every machine; only LAPACK's condition numbers may
+    differ, in their last bits). With friction the viscous-Coulomb pairs floor it (docs/identify.md)."""
     if path is None:
         need_corpus(path)
     assert _ratio(path, friction=False) >= 3.0
