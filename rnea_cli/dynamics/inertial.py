@@ -26,12 +26,15 @@ order, never a product or sum that BLAS or a SIMD reduction could round by CPU o
 sample's Y is the same bits alone, among others and in any chunk.
 """
 
+import threading
+
 import numpy as np
 
 from . import engine, spatial
 
 PARAMETERS = ("m", "mx", "my", "mz", "ixx", "ixy", "iyy", "ixz", "iyz", "izz")
-CHUNK = 2048  # samples per pass, so that a body's working arrays stay in cache
+CHUNK = 4096  # samples per pass: fewer numpy calls a sample, on working arrays that stay in L2 (1024-8192 measured)
+UNTURNED = ((0, 1, 2), (False, False, False))  # `_signed_permutation` of the identity
 
 
 def dynamic_parameters(I):
@@ -83,6 +86,7 @@ class Plan:
         self.fixed = [i for i, k in enumerate(self.kind) if k == "fixed"]
         self.A = [spatial.align_z(j.axis) for j in model.joints]
         self.aligned = [np.array_equal(A, np.eye(3)) for A in self.A]  # the rotor frame is the aligned one
+        self.signed = [_signed_permutation(A) for A in self.A]  # A's columns are ± unit vectors: or None
         self.E, self.p = [], []
         for i, j in enumerate(model.joints):
             A_parent = np.eye(3) if j.parent < 0 else self.A[j.parent]
@@ -101,6 +105,15 @@ class Plan:
         self.world_R_root = np.asarray(g, dtype=float)
 
 
+def _signed_permutation(A):
+    """(rows, signs) with A[:, r] = signs[r] e_rows[r] when every column of A is a ± unit vector
+    (an axis along ±x, ±y or ±z), else None."""
+    rows = tuple(int(np.flatnonzero(A[:, r])[0]) for r in range(3) if np.count_nonzero(A[:, r]) == 1)
+    if len(rows) != 3 or not all(abs(A[rows[r], r]) == 1.0 for r in range(3)):
+        return None
+    return rows, tuple(bool(A[rows[r], r] < 0) for r in range(3))
+
+
 def plan(model, floating):
     key = ("inertial.Plan", floating)
     if key not in model.derived:
@@ -108,7 +121,7 @@ def plan(model, floating):
     return model.derived[key]
 
 
-def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None):
+def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None):
     """Y with tau = Y pi (pi = `parameters(model)` gives the engine's torques).
 
     q, qd, qdd: (N, n) or (n,) as for `engine.rnea` (rad, m; rad/s, m/s; rad/s², m/s²); gravity (3,)
@@ -121,6 +134,10 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None):
     bodies'. Parameters are those of `PARAMETERS`, in each body's frame. A single sample ((n,)
     arrays) gives Y without the sample axis. Y's samples are its fastest axis in memory (a view
     of a (rows, columns, N) array): `np.ascontiguousarray(Y)` for row-major.
+
+    out: a (rows, columns, N) array to write Y into (and return transposed), for a caller that
+    makes Y again and again: only the blocks of the joints above each body are written, the
+    rest keep what they hold, so pass zeros the first time and the same array after.
     """
     q, qd, qdd, single, base, _, gravity = engine._checked(model, q, qd, qdd, base, None, gravity)
     pl = plan(model, base is not None)
@@ -128,7 +145,10 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None):
         raise ValueError(f"a fixed joint ({', '.join(model.joints[i].name for i in pl.fixed)}) has a q, qd or "
                          "qdd other than 0")
     N = len(q)
-    Y = np.zeros((pl.rows, 10 * len(bodies(model, pl.floating)), N))
+    shape = (pl.rows, 10 * len(bodies(model, pl.floating)), N)
+    if out is not None and out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}; Y needs {shape}")
+    Y = np.zeros(shape) if out is None else out
     qT, qdT, qddT = (np.ascontiguousarray(x.T) for x in (q, qd, qdd))  # (n, N): rows of unit stride
     for start in range(0, N, CHUNK):
         rows = slice(start, min(N, start + CHUNK))
@@ -140,17 +160,17 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None):
 def _chunk(pl, q, qd, qdd, gravity, base, out):
     """Y for one chunk of samples into out (rows, columns, N); q, qd, qdd are (n, N)."""
     n, N = q.shape
-    c, s = spatial.cos_sin(q, np.empty_like(q), np.empty_like(q), np.empty((5,) + q.shape))
-    work = _Work(N, max([len(ch) for ch in pl.chain] + [len(pl.root_chain), 1]))
+    work = _scratch(pl, N)
+    c, s = spatial.cos_sin(q, work.c, work.s, work.cos_sin)
     # the root body: [v, a, J] with v_0 = 0, a_0 = -a_g (fixed) or the base's motion and its Jacobian
     M = {-1: _root_motion(pl, gravity, base, N)}
     if base is not None:
-        _coefficients(work, M[-1], None)
+        _coefficients(work, M[-1], None, None)
         _contract(work, M[-1][:, :, 2:], out[0:6, 0:10])
     for i in range(n):
         p = pl.parent[i]
         d = M[p].shape[2]
-        m = M[i] = np.empty((2, 3, d + 1, N))
+        m = M[i] = work.M[i]  # (2, 3, d + 1, N)
         # Pass 1: [v, a, J]_i = Xup_i [v, a, J]_p (Xup = XJ(q) Xtree), then the joint's own motion and column
         _transform(pl.E[i], pl.p[i], M[p], m[:, :, :d], work)
         if pl.kind[i] == "revolute":
@@ -162,26 +182,49 @@ def _chunk(pl, q, qd, qdd, gravity, base, out):
         m[:, :, d] = 0.0
         m[0 if pl.kind[i] == "revolute" else 1, 2, d] = 1.0  # S_i: e_z, angular or linear
         # Y[j, i] = s_ji^T A_i for the joints j above i, and S_i^T A_i for joint i itself
-        _coefficients(work, m, None if pl.aligned[i] else pl.A[i])
+        _coefficients(work, m, None if pl.aligned[i] else pl.A[i], pl.signed[i])
         chain, columns = pl.chain[i], slice(pl.column[i], pl.column[i] + 10)
         apart = chain != list(range(chain[0], chain[-1] + 1))  # rows apart in the tree: worked apart
         block = np.empty((len(chain), 10, N)) if apart else out[chain[0]:chain[-1] + 1, columns]
         _contract(work, m[:, :, 2:-1], block[:-1])
         own = block[-1]
+        z, negated = work.z  # the aligned row n_z or f_z of A_i: ± this row of work.Cn, work.Cf
         if pl.kind[i] == "revolute":  # S_i = [e_z; 0]: the row n_z of A_i
             own[0] = 0.0
-            own[1:] = work.Cn[2]
+            if negated:
+                np.negative(work.Cn[z], out=own[1:])
+            else:
+                own[1:] = work.Cn[z]
         else:  # S_i = [0; e_z]: the row f_z
-            own[:4] = work.Cf[2]
+            if negated:
+                np.negative(work.Cf[z], out=own[:4])
+            else:
+                own[:4] = work.Cf[z]
             own[4:] = 0.0
         if apart:
             out[chain, columns] = block
+
+
+_local = threading.local()  # per thread the last chunk's _Work: a run's chunks reuse its arrays
+
+
+def _scratch(pl, N):
+    """The _Work of a chunk of N samples for a Plan: this thread's last one when it fits (big
+    arrays made anew each chunk cost the allocator fresh pages, chunk after chunk)."""
+    last = getattr(_local, "work", None)
+    if last is None or last.plan is not pl or last.N != N:
+        last = _local.work = _Work(N, max([len(ch) for ch in pl.chain] + [len(pl.root_chain), 1]))
+        last.plan = pl
+        last.c, last.s, last.cos_sin = np.empty((pl.n, N)), np.empty((pl.n, N)), np.empty((5, pl.n, N))
+        last.M = [np.empty((2, 3, len(pl.chain[i]) + 2, N)) for i in range(pl.n)]  # [v, a, J] per body
+    return last
 
 
 class _Work:
     """Scratch arrays of a chunk, for Jacobians of up to d columns."""
 
     def __init__(self, N, d):
+        self.N = N
         self.X = np.empty((2, 3, d + 2, N))  # [w; u - p x w] of a transform
         self.t = np.empty((2, d + 2, N))
         self.products = np.empty((6, N))  # w_x², w_y², w_z², w_x w_y, w_x w_z, w_y w_z
@@ -189,8 +232,23 @@ class _Work:
         self.Cn = np.empty((3, 9, N))  # rows n_x, n_y, n_z of A_i over h, I (Y's columns 1-9)
         self.Cf = np.empty((3, 4, N))  # rows f_x, f_y, f_z of A_i over m, h (Y's columns 0-3)
         self.rotor = (np.empty((3, 9, N)), np.empty((3, 4, N)))
-        self.T9 = np.empty((d, 9, N))
-        self.T4 = np.empty((d, 4, N))
+        self.T9 = np.empty((9, N))
+        self.T4 = np.empty((4, N))
+        self._terms = {}
+        self.terms = self.terms_for(UNTURNED)
+
+    def terms_for(self, signed):
+        """Per column of Y the terms of J^T A_i, (half of J, row r, A_i's entry, negated), from A_i's
+        rows in Cn, Cf: in the aligned frame (signed None), or in the rotor frame with the aligned
+        row r = ±(rotor row rows[r]) (signed = (rows, signs), `_signed_permutation`). The rotor
+        frame's Cn[r', r'] is 0 by construction and left out; a general rotation's rows are not."""
+        if signed not in self._terms:
+            rows, signs = signed or UNTURNED
+            zero = signed is not None  # Cn[r', r'] = 0 (h_r' has no n_r' term)
+            self._terms[signed] = [[(1, r, self.Cf[rows[r], 0], signs[r]) for r in range(3)]] + [
+                [(0, r, self.Cn[rows[r], c - 1], signs[r]) for r in range(3) if not (zero and rows[r] == c - 1)] +
+                ([(1, r, self.Cf[rows[r], c], signs[r]) for r in range(3)] if c <= 3 else []) for c in range(1, 10)]
+        return self._terms[signed]
 
 
 def _root_motion(pl, gravity, base, N):
@@ -222,8 +280,17 @@ def _combine(weights, xs, out, tmp):
         if weight == 0.0:
             continue
         if first:
-            np.multiply(x, weight, out=out)
+            if weight == 1.0:
+                np.copyto(out, x)
+            elif weight == -1.0:
+                np.negative(x, out=out)
+            else:
+                np.multiply(x, weight, out=out)
             first = False
+        elif weight == 1.0:  # x * 1 and x * -1 are exact: the same bits without the product
+            out += x
+        elif weight == -1.0:
+            out -= x
         else:
             np.multiply(x, weight, out=tmp)
             out += tmp
@@ -278,27 +345,33 @@ def _prismatic_motion(m, qd, qdd, t):
 
 def _contract(work, J, out):
     """out (d, 10, N) = J^T A_i for Jacobian columns J (2, 3, d, N), from A_i's rows in work.Cn, work.Cf:
-    the angular half of J reaches Y's columns 1-9 (h, I), the linear half columns 0-3 (m, h)."""
+    the angular half of J reaches Y's columns 1-9 (h, I), the linear half columns 0-3 (m, h). Column
+    by column, the terms in `work.terms[c]` (A_i's entries not zero by construction), in order."""
     d = J.shape[2]
     if d == 0:
         return
-    T9, T4 = work.T9[:d], work.T4[:d]
-    np.multiply(J[0, 0][:, None], work.Cn[0], out=out[:, 1:])
-    for r in (1, 2):
-        np.multiply(J[0, r][:, None], work.Cn[r], out=T9)
-        out[:, 1:] += T9
-    np.multiply(J[1, 0][:, None], work.Cf[0], out=T4)
-    out[:, 0] = T4[:, 0]
-    out[:, 1:4] += T4[:, 1:]
-    for r in (1, 2):
-        np.multiply(J[1, r][:, None], work.Cf[r], out=T4)
-        out[:, :4] += T4
+    t = work.t[0, :d]
+    for c, terms in enumerate(work.terms):
+        dest = out[:, c]
+        for k, (h, r, C, negated) in enumerate(terms):
+            if k == 0:
+                np.multiply(J[h, r], C, out=dest)
+                if negated:
+                    np.negative(dest, out=dest)
+            else:
+                np.multiply(J[h, r], C, out=t)
+                if negated:
+                    dest -= t
+                else:
+                    dest += t
 
 
-def _coefficients(work, m, A):
+def _coefficients(work, m, A, signed):
     """A_i's rows into work.Cn, work.Cf (module docstring) from a body's [v, a, ...] m in its aligned
     frame: in the rotor frame, where the parameters are, then turned to act on aligned motions,
-    rot(A)^T A_i, when the frames differ (A: the rotor frame's axes in the aligned one)."""
+    rot(A)^T A_i, when the frames differ (A: the rotor frame's axes in the aligned one). Where A is
+    a signed permutation (`_signed_permutation`), the rows stay in the rotor frame and
+    work.terms picks them with their signs: the same products, none by a 0 or a 1."""
     kin, P = work.kin, work.products
     w, u, al, b = m[0, :, 0], m[1, :, 0], m[0, :, 1], m[1, :, 1]
     bp = kin[0, 2]
@@ -315,7 +388,11 @@ def _coefficients(work, m, A):
         for r in range(3):
             _combine(A[r], kin[0].transpose(1, 0, 2), kin[1, :, r], work.t[0, :3])
         w, al, bp = kin[1]
-    Cn, Cf = work.rotor if A is not None else (work.Cn, work.Cf)
+    signed = UNTURNED if A is None else signed
+    turned = signed is None
+    Cn, Cf = work.rotor if turned else (work.Cn, work.Cf)
+    work.terms = work.terms_for(None if turned else signed)
+    work.z = (2, False) if turned else (signed[0][2], signed[1][2])
     xx, yy, zz, xy, xz, yz = P
     for k, (i, j) in enumerate(((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))):
         np.multiply(w[i], w[j], out=P[k])
@@ -361,7 +438,7 @@ def _coefficients(work, m, A):
     np.subtract(yz, ax, out=Cf[1, 3])
     np.add(xx, yy, out=Cf[2, 3])
     np.negative(Cf[2, 3], out=Cf[2, 3])
-    if A is not None:  # rows of rot(A)^T A_i: row r' = sum_r A[r, r'] row r
+    if turned:  # rows of rot(A)^T A_i: row r' = sum_r A[r, r'] row r
         for r in range(3):
-            _combine(A[:, r], Cn, work.Cn[r], work.T9[0])
-            _combine(A[:, r], Cf, work.Cf[r], work.T4[0])
+            _combine(A[:, r], Cn, work.Cn[r], work.T9)
+            _combine(A[:, r], Cf, work.Cf[r], work.T4)
