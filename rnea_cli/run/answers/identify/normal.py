@@ -56,6 +56,7 @@ class NormalEquations:
         self.rows = np.zeros(n, dtype=np.int64)  # each joint's rows summed
         self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least its slowest) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
+        self._Y = None
 
     def add(self, q, qd, qdd, effort):
         """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort. The
@@ -84,6 +85,7 @@ class NormalEquations:
             self._wait()
             self._pool.shutdown()
             self._pool = None
+        self._Y = None
         return self
 
     def close(self):
@@ -102,29 +104,31 @@ class NormalEquations:
         """Adds the samples (whole blocks, or the run's last partial one), each block's sums added
         in order to the totals."""
         N = len(q)
-        rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity)
+        if self._Y is None:  # the regressor's array, made again step after step (its zero blocks stay 0)
+            model = self.layout.model
+            self._Y = np.zeros((model.n, 10 * model.n, STEP))
+        rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y)
         if held is not None:
             effort = effort - held
+        for r, Z in enumerate(rows):
+            Z[-1] = effort[:, r]  # the row left for it (Layout.rows' extra)
         speed = np.abs(qd[:, self.layout.joints])
         kept = speed >= self.slowest
         self.moved |= np.any(kept & (speed != 0.0), axis=0)
         self.count += N
         self.rows += np.sum(kept, axis=0)
         if self._pool is None:
-            self._grams(rows, effort, kept)
+            self._grams(rows, kept)
             return
         self._wait()  # at most one step summed while the next one's regressor is made
-        if held is None:  # a view of the caller's array, which it may fill again once add returns
-            effort = effort.copy()
-        self._summing = self._pool.submit(self._grams, rows, effort, kept)
+        self._summing = self._pool.submit(self._grams, rows, kept)
 
-    def _grams(self, rows, effort, kept):
-        """Each joint's block sums of its rows of W_b and effort (those kept), added in order to its totals."""
-        N = len(effort)
+    def _grams(self, rows, kept):
+        """Each joint's block sums of its rows of W_b and effort (rows: (columns + 1, N) each, the
+        effort last; those kept), added in order to its totals."""
+        N = len(kept)
         K = min(N, BLOCK)
-        for r, (Y, at) in enumerate(zip(rows, self._at)):
-            Z = np.empty((len(Y) + 1, N))
-            Z[:-1], Z[-1] = Y, effort[:, r]
+        for r, (Z, at) in enumerate(zip(rows, self._at)):
             if not kept[:, r].all():
                 Z[:, ~kept[:, r]] = 0.0
             total = self._totals[r]

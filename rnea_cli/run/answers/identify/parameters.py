@@ -109,13 +109,16 @@ class Layout:
             W[:, r, cols] = Z.T
         return W, held
 
-    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY):
+    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None):
         """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
-        `row_columns[r]`) of its row: a list of (len(columns[r]), N) arrays, the samples fastest; and
-        the held effort (N, movable joints) or None (`regressor_and_held`). A link's columns are its
-        body's times its T, and the held effort the body columns times `held`, summed term by term
-        in a fixed order (element-wise: a sample's bits do not depend on its chunk)."""
-        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity)
+        `row_columns[r]`) of its row: a list of (len(columns[r]) + extra, N) arrays, the samples
+        fastest, their last `extra` rows left for the caller; and the held effort (N, movable
+        joints) or None (`regressor_and_held`). A link's columns are its body's times its T, and
+        the held effort the body columns times `held`, summed term by term in a fixed order
+        (element-wise: a sample's bits do not depend on its chunk). buffer: zeros (n, 10 n, >= N)
+        to make the regressor in, the same array call after call (`inertial.regressor`'s out)."""
+        out = None if buffer is None else buffer[:, :, :len(q)]
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, out=out)
         N, joints, terms = len(Y), self.joints, len(self.terms)
         Yt = Y.transpose(1, 2, 0)  # (n, 10 bodies, N): the regressor's own memory order
         column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
@@ -124,9 +127,9 @@ class Layout:
         for r, (i, cols) in enumerate(zip(joints, columns)):
             cols = np.asarray(cols, dtype=int)
             inert = cols[cols < self.inertial]
-            Z = np.empty((len(cols), N))
+            Z = np.empty((len(cols) + extra, N))
             if not self.links:
-                Z[:len(inert)] = Yt[i, inert]
+                np.take(Yt[i], inert, axis=0, out=Z[:len(inert)])
             for k, c in enumerate(inert if self.links else ()):
                 block = self.links[c // 10]
                 body = Yt[i, 10 * block.body:10 * block.body + 10]
