@@ -121,7 +121,7 @@ def plan(model, floating):
     return model.derived[key]
 
 
-def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None):
+def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None, columns=None):
     """Y with tau = Y pi (pi = `parameters(model)` gives the engine's torques).
 
     q, qd, qdd: (N, n) or (n,) as for `engine.rnea` (rad, m; rad/s, m/s; rad/s², m/s²); gravity (3,)
@@ -138,6 +138,10 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None)
     out: a (rows, columns, N) array to write Y into (and return transposed), for a caller that
     makes Y again and again: only the blocks of the joints above each body are written, the
     rest keep what they hold, so pass zeros the first time and the same array after.
+
+    columns: the only columns of Y to make (indices; say the base parameters'), for a caller
+    that needs no others: every other column keeps what it holds (0, or out's). A column made
+    is the same bits as in the whole Y.
     """
     q, qd, qdd, single, base, _, gravity = engine._checked(model, q, qd, qdd, base, None, gravity)
     pl = plan(model, base is not None)
@@ -149,16 +153,28 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None)
     if out is not None and out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; Y needs {shape}")
     Y = np.zeros(shape) if out is None else out
+    wanted = None if columns is None else _wanted(shape[1], columns)
     qT, qdT, qddT = (np.ascontiguousarray(x.T) for x in (q, qd, qdd))  # (n, N): rows of unit stride
     for start in range(0, N, CHUNK):
         rows = slice(start, min(N, start + CHUNK))
         root = None if base is None else [x[rows] for x in base]
-        _chunk(pl, qT[:, rows], qdT[:, rows], qddT[:, rows], gravity, root, Y[:, :, rows])
+        _chunk(pl, qT[:, rows], qdT[:, rows], qddT[:, rows], gravity, root, Y[:, :, rows], wanted)
     return Y[:, :, 0] if single else Y.transpose(2, 0, 1)
 
 
-def _chunk(pl, q, qd, qdd, gravity, base, out):
-    """Y for one chunk of samples into out (rows, columns, N); q, qd, qdd are (n, N)."""
+def _wanted(size, columns):
+    """Per body (10 columns each) the tuple of its columns in `columns`, or None for all ten."""
+    chosen = np.zeros(size, dtype=bool)
+    chosen[np.asarray(columns, dtype=int)] = True
+    per = chosen.reshape(-1, 10)
+    return [None if row.all() else tuple(int(c) for c in np.flatnonzero(row)) for row in per]
+
+
+def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
+    """Y for one chunk of samples into out (rows, columns, N); q, qd, qdd are (n, N); wanted:
+    `_wanted`'s columns per body (None: all of every body's)."""
+    shift = 1 if pl.floating else 0  # body i's place in `wanted`
+    wanted = wanted or [None] * (pl.n + shift)
     n, N = q.shape
     work = _scratch(pl, N)
     c, s = spatial.cos_sin(q, work.c, work.s, work.cos_sin)
@@ -166,7 +182,10 @@ def _chunk(pl, q, qd, qdd, gravity, base, out):
     M = {-1: _root_motion(pl, gravity, base, N)}
     if base is not None:
         _coefficients(work, M[-1], None, None)
-        _contract(work, M[-1][:, :, 2:], out[0:6, 0:10])
+        if wanted[0] is None:
+            _contract(work, M[-1][:, :, 2:], out[0:6, 0:10])
+        else:
+            _contract(work, M[-1][:, :, 2:], out[0:6, 0:10], wanted[0])
     for i in range(n):
         p = pl.parent[i]
         d = M[p].shape[2]
@@ -182,13 +201,28 @@ def _chunk(pl, q, qd, qdd, gravity, base, out):
         m[:, :, d] = 0.0
         m[0 if pl.kind[i] == "revolute" else 1, 2, d] = 1.0  # S_i: e_z, angular or linear
         # Y[j, i] = s_ji^T A_i for the joints j above i, and S_i^T A_i for joint i itself
+        chain, columns, only = pl.chain[i], slice(pl.column[i], pl.column[i] + 10), wanted[i + shift]
+        if only == ():
+            continue
         _coefficients(work, m, None if pl.aligned[i] else pl.A[i], pl.signed[i])
-        chain, columns = pl.chain[i], slice(pl.column[i], pl.column[i] + 10)
         apart = chain != list(range(chain[0], chain[-1] + 1))  # rows apart in the tree: worked apart
         block = np.empty((len(chain), 10, N)) if apart else out[chain[0]:chain[-1] + 1, columns]
-        _contract(work, m[:, :, 2:-1], block[:-1])
+        _contract(work, m[:, :, 2:-1], block[:-1], only)
         own = block[-1]
         z, negated = work.z  # the aligned row n_z or f_z of A_i: ± this row of work.Cn, work.Cf
+        if only is not None:  # S_i^T A_i in the columns wanted alone
+            revolute = pl.kind[i] == "revolute"
+            for k in only:
+                entry = (work.Cn[z, k - 1] if k else None) if revolute else (work.Cf[z, k] if k <= 3 else None)
+                if entry is None:
+                    own[k] = 0.0
+                elif negated:
+                    np.negative(entry, out=own[k])
+                else:
+                    own[k] = entry
+            if apart:
+                out[np.ix_(chain, [pl.column[i] + k for k in only])] = block[:, list(only)]
+            continue
         if pl.kind[i] == "revolute":  # S_i = [e_z; 0]: the row n_z of A_i
             own[0] = 0.0
             if negated:
@@ -343,16 +377,17 @@ def _prismatic_motion(m, qd, qdd, t):
     m[1, 2, 1] += qdd
 
 
-def _contract(work, J, out):
+def _contract(work, J, out, only=None):
     """out (d, 10, N) = J^T A_i for Jacobian columns J (2, 3, d, N), from A_i's rows in work.Cn, work.Cf:
     the angular half of J reaches Y's columns 1-9 (h, I), the linear half columns 0-3 (m, h). Column
-    by column, the terms in `work.terms[c]` (A_i's entries not zero by construction), in order."""
+    by column, the terms in `work.terms[c]` (A_i's entries not zero by construction), in order;
+    only: the columns made (default all ten)."""
     d = J.shape[2]
     if d == 0:
         return
     t = work.t[0, :d]
-    for c, terms in enumerate(work.terms):
-        dest = out[:, c]
+    for c in range(10) if only is None else only:
+        terms, dest = work.terms[c], out[:, c]
         for k, (h, r, C, negated) in enumerate(terms):
             if k == 0:
                 np.multiply(J[h, r], C, out=dest)

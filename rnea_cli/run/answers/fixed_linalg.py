@@ -27,7 +27,7 @@ PIECE_BITS = (52 - BLOCK_BITS) // 2  # 21: 2 PIECE_BITS + BLOCK_BITS <= 52, a bl
 PIECES = 3  # 63 bits of each row below its block's largest |entry|
 
 
-def block_grams(Z):
+def block_grams(Z, scratch=None):
     """(blocks, k, k) the Gram matrix Z_b Z_b^T of each block b of Z (k, blocks, K), K <= BLOCK.
 
     Each row of a block is scaled by a power of two (exact) to below 2^PIECE_BITS in its largest
@@ -38,14 +38,35 @@ def block_grams(Z):
     symmetry); those left out, and the rest of each entry below its row's 63 bits, weigh less than
     2^-61 of the block's |largest product| per sample. The three levels are added from the smallest,
     then scaled back (exact but for an underflow): within about an ulp of the exact sum, the same
-    bits on every CPU. A row that is 0 in a block stays 0; inf or nan rows give inf or nan."""
+    bits on every CPU. A row that is 0 in a block stays 0; inf or nan rows give inf or nan.
+
+    scratch: a `Scratch` to cut the pieces in, for a caller summing block after block (fresh
+    arrays of this size cost the allocator new pages, call after call)."""
+    return block_products(*block_pieces(Z, scratch))
+
+
+class Scratch:
+    """Arrays for `block_pieces` of up to k rows and `blocks` blocks of BLOCK samples."""
+
+    def __init__(self, k, blocks):
+        self.pieces = np.empty((blocks * PIECES * k * BLOCK))
+        self.rest = np.empty((blocks * k * BLOCK))
+
+
+def block_pieces(Z, scratch=None):
+    """The element-wise half of `block_grams`: (pieces (blocks, PIECES, k, K), exponent (k, blocks)),
+    Z's rows scaled by 2^(PIECE_BITS - exponent) and cut into integer pieces; `block_products`
+    makes the Gram matrices of them."""
     k, blocks, K = Z.shape
     if K > BLOCK:
         raise ValueError(f"blocks of {K} samples: at most {BLOCK} sum exactly")
     with np.errstate(invalid="ignore"):  # an inf or nan row: its products are, too
-        exponent = np.frexp(np.max(np.abs(Z), axis=2))[1]  # (k, blocks): |Z| < 2^exponent
-        pieces = np.empty((blocks, PIECES, k, K))
-        rest = np.empty((blocks, k, K))  # Z's rows times 2^shift: |rest| < 2^PIECE_BITS
+        exponent = np.frexp(np.maximum(np.max(Z, axis=2), -np.min(Z, axis=2)))[1]  # (k, blocks): |Z| < 2^exponent
+        fits = scratch is not None and scratch.rest.size >= blocks * k * K
+        pieces = scratch.pieces[:blocks * PIECES * k * K].reshape(blocks, PIECES, k, K) if fits else (
+            np.empty((blocks, PIECES, k, K)))
+        rest = scratch.rest[:blocks * k * K].reshape(blocks, k, K) if fits else np.empty((blocks, k, K))
+        # rest: Z's rows times 2^shift, |rest| < 2^PIECE_BITS
         shift = (PIECE_BITS - exponent).T[:, :, None]
         near = np.clip(shift, -1000, 1000)  # 2^shift in two exact factors where it is no double
         np.multiply(Z.transpose(1, 0, 2), np.ldexp(1.0, near), out=rest)
@@ -56,6 +77,14 @@ def block_grams(Z):
             if s + 1 < PIECES:
                 rest -= pieces[:, s]  # exact: what rint left, |rest| <= 1/2
                 rest *= float(1 << PIECE_BITS)
+    return pieces, exponent
+
+
+def block_products(pieces, exponent):
+    """(blocks, k, k) Gram matrices from `block_pieces`: the products of the pieces, exact
+    integers below 2^53, added from the smallest level and scaled back."""
+    blocks, _, k, K = pieces.shape
+    with np.errstate(invalid="ignore"):
         first = np.matmul(pieces[:, 0], pieces.reshape(blocks, PIECES * k, K).transpose(0, 2, 1))
         second = np.matmul(pieces[:, 1], pieces[:, 1].transpose(0, 2, 1))
         top, middle, low = first[:, :, :k], first[:, :, k:2 * k], first[:, :, 2 * k:]

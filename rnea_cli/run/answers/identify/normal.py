@@ -8,7 +8,7 @@ import numpy as np
 
 from ....dynamics import engine
 from .. import fixed_linalg as fl
-from ..fixed_linalg import BLOCK, block_grams
+from ..fixed_linalg import BLOCK, Scratch, block_grams
 
 MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation (min_speed)
 SHARE = 0.01  # of a joint's velocity limit: its slowest sample fitted, where that is below min_speed
@@ -57,6 +57,8 @@ class NormalEquations:
         self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least its slowest) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
         self._Y = None
+        self._Z = [None, None]  # each joint's rows of two steps, taken in turns: one summed, one made
+        self._scratch = None  # the pieces of one joint's step (`block_grams`), in the summing thread
 
     def add(self, q, qd, qdd, effort):
         """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort. The
@@ -85,7 +87,7 @@ class NormalEquations:
             self._wait()
             self._pool.shutdown()
             self._pool = None
-        self._Y = None
+        self._Y, self._Z, self._scratch = None, [None, None], None
         return self
 
     def close(self):
@@ -107,7 +109,11 @@ class NormalEquations:
         if self._Y is None:  # the regressor's array, made again step after step (its zero blocks stay 0)
             model = self.layout.model
             self._Y = np.zeros((model.n, 10 * model.n, STEP))
-        rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y)
+        if self._Z[0] is None:
+            self._Z = [[np.empty((len(cols) + 1, STEP)) for cols in self.columns] for _ in range(2)]
+        self._Z.reverse()
+        rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y,
+                                      out=self._Z[0])
         if held is not None:
             effort = effort - held
         for r, Z in enumerate(rows):
@@ -128,11 +134,13 @@ class NormalEquations:
         effort last; those kept), added in order to its totals."""
         N = len(kept)
         K = min(N, BLOCK)
+        if self._scratch is None:
+            self._scratch = Scratch(max(len(Z) for Z in rows), STEP // BLOCK)
         for r, (Z, at) in enumerate(zip(rows, self._at)):
             if not kept[:, r].all():
                 Z[:, ~kept[:, r]] = 0.0
             total = self._totals[r]
-            for gram in block_grams(Z.reshape(len(Z), N // K, K)):
+            for gram in block_grams(Z.reshape(len(Z), N // K, K), self._scratch):
                 total += gram
             self.G[r][np.ix_(at, at)] = total[:-1, :-1]
             self.b[r, at] = total[:-1, -1]

@@ -109,16 +109,22 @@ class Layout:
             W[:, r, cols] = Z.T
         return W, held
 
-    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None):
+    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
         """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
         `row_columns[r]`) of its row: a list of (len(columns[r]) + extra, N) arrays, the samples
         fastest, their last `extra` rows left for the caller; and the held effort (N, movable
         joints) or None (`regressor_and_held`). A link's columns are its body's times its T, and
         the held effort the body columns times `held`, summed term by term in a fixed order
         (element-wise: a sample's bits do not depend on its chunk). buffer: zeros (n, 10 n, >= N)
-        to make the regressor in, the same array call after call (`inertial.regressor`'s out)."""
-        out = None if buffer is None else buffer[:, :, :len(q)]
-        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, out=out)
+        to make the regressor in, the same array call after call (`inertial.regressor`'s out);
+        out: per joint an array (len(columns[r]) + extra, >= N) to fill (and return a view of)."""
+        made = None  # the regressor's columns needed (all where links or held parameters combine them)
+        if not self.links and self.held is None:
+            made = np.unique(np.concatenate([np.asarray(c, dtype=int) for c in columns] + [np.zeros(0, dtype=int)]))
+            made = made[made < self.inertial]
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity,
+                               out=None if buffer is None else buffer[:, :, :len(q)], columns=made)
+        given = out
         N, joints, terms = len(Y), self.joints, len(self.terms)
         Yt = Y.transpose(1, 2, 0)  # (n, 10 bodies, N): the regressor's own memory order
         column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
@@ -127,9 +133,9 @@ class Layout:
         for r, (i, cols) in enumerate(zip(joints, columns)):
             cols = np.asarray(cols, dtype=int)
             inert = cols[cols < self.inertial]
-            Z = np.empty((len(cols) + extra, N))
-            if not self.links:
-                np.take(Yt[i], inert, axis=0, out=Z[:len(inert)])
+            Z = np.empty((len(cols) + extra, N)) if given is None else given[r][:, :N]
+            for k, c in enumerate(inert if not self.links else ()):  # row by row: faster than a gather
+                Z[k] = Yt[i, c]
             for k, c in enumerate(inert if self.links else ()):
                 block = self.links[c // 10]
                 body = Yt[i, 10 * block.body:10 * block.body + 10]
