@@ -12,6 +12,7 @@ from ..fixed_linalg import BLOCK, Scratch, block_grams
 
 MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation (min_speed)
 SHARE = 0.01  # of a joint's velocity limit: its slowest sample fitted, where that is below min_speed
+IN_FLIGHT = 2  # steps summed in the summing thread, or waiting to be, while the caller makes the next
 STEP = 8 * BLOCK  # samples whose regressor is made at once (memory: 7 joints, 84 columns, 38 MB)
 
 
@@ -43,7 +44,7 @@ class NormalEquations:
         # threads > 1: the sums of a step run in one thread beside the caller's, which makes the next
         # step's regressor meanwhile (one thread: the blocks are added in order, the same bits)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="rnea-sums") if threads > 1 else None
-        self._summing = None  # the step being summed there
+        self._summing = []  # the steps being summed there, oldest first (at most IN_FLIGHT)
         independent = base.independent
         # per joint the columns of W its row has in W_b, and where they are in beta
         self.columns = [np.intersect1d(cols, independent) for cols in self.layout.row_columns]
@@ -57,7 +58,7 @@ class NormalEquations:
         self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least its slowest) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
         self._Y = None
-        self._Z = [None, None]  # each joint's rows of two steps, taken in turns: one summed, one made
+        self._Z = [None] * (IN_FLIGHT + 1)  # each joint's rows of the steps summed and the one made, in turns
         self._scratch = None  # the pieces of one joint's step (`block_grams`), in the summing thread
 
     def add(self, q, qd, qdd, effort):
@@ -87,7 +88,7 @@ class NormalEquations:
             self._wait()
             self._pool.shutdown()
             self._pool = None
-        self._Y, self._Z, self._scratch = None, [None, None], None
+        self._Y, self._Z, self._scratch = None, [None] * (IN_FLIGHT + 1), None
         return self
 
     def close(self):
@@ -97,10 +98,10 @@ class NormalEquations:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    def _wait(self):
-        summing, self._summing = self._summing, None
-        if summing is not None:
-            summing.result()
+    def _wait(self, left=0):
+        """Waits until at most `left` steps are being summed."""
+        while len(self._summing) > left:
+            self._summing.pop(0).result()
 
     def _sum(self, q, qd, qdd, effort):
         """Adds the samples (whole blocks, or the run's last partial one), each block's sums added
@@ -110,10 +111,10 @@ class NormalEquations:
             model = self.layout.model
             self._Y = np.zeros((model.n, 10 * model.n, STEP))
         if self._Z[0] is None:
-            self._Z = [[np.empty((len(cols) + 1, STEP)) for cols in self.columns] for _ in range(2)]
-        self._Z.reverse()
+            self._Z = [[np.empty((len(cols) + 1, STEP)) for cols in self.columns] for _ in self._Z]
+        self._Z.append(self._Z.pop(0))  # the arrays of the step summed longest ago: done with (see _wait)
         rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y,
-                                      out=self._Z[0])
+                                      out=self._Z[-1])
         if held is not None:
             effort = effort - held
         for r, Z in enumerate(rows):
@@ -126,8 +127,8 @@ class NormalEquations:
         if self._pool is None:
             self._grams(rows, kept)
             return
-        self._wait()  # at most one step summed while the next one's regressor is made
-        self._summing = self._pool.submit(self._grams, rows, kept)
+        self._wait(IN_FLIGHT - 1)  # at most IN_FLIGHT steps summed while the next one's regressor is made
+        self._summing.append(self._pool.submit(self._grams, rows, kept))
 
     def _grams(self, rows, kept):
         """Each joint's block sums of its rows of W_b and effort (rows: (columns + 1, N) each, the
