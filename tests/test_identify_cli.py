@@ -92,8 +92,12 @@ def test_extreme_efforts_and_prior_weights_are_one_line(ur5_runs, tmp_path):
     big.write_csv(tmp_path / "big.csv")
     fast = pl.read_csv(runs[0]).with_columns(pl.col("^qd_.*$") * 1e200)  # its regressor's squares: no double
     fast.write_csv(tmp_path / "fast.csv")
+    late = pl.read_csv(runs[0]).with_row_index().with_columns(  # one value too large, on the sixth row
+        pl.when(pl.col("index") == 5).then(1e40).otherwise(pl.col("^qdd_.*$")).name.keep()).drop("index")
+    late.write_csv(tmp_path / "late.csv")
     for args, needle in (([tmp_path / "big.csv"], "line 2: effort not finite or beyond 1e150"),
                          ([tmp_path / "fast.csv"], "line 2: q, qd or qdd not finite or beyond 1e30"),
+                         ([tmp_path / "late.csv"], "line 7: q, qd or qdd not finite or beyond 1e30"),
                          ([runs[0], "--prior-weight", "1e308"], "1e12")):
         result = run("identify", robot.model.source, *args)
         assert result.exit_code == 2 and needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
