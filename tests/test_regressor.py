@@ -164,6 +164,28 @@ def test_a_samples_regressor_is_the_same_bits_alone_and_in_any_chunk(monkeypatch
                                       whole[3:9])
 
 
+@pytest.mark.parametrize("seed", TREES[:8])
+def test_some_columns_and_a_reused_array_give_the_whole_regressors_bits(seed):
+    """columns=: the columns made are the whole Y's bits, the others stay 0; out=: an array used
+    again for other samples holds what a new Y would (its zero blocks are never written)."""
+    model = load_urdf(random_urdf(seed)[0])
+    rng = np.random.default_rng(seed + 7)
+    for floating in (False, True):
+        motions = [random_motion(rng, 11, model.n) for _ in range(2)]
+        bases = [random_base(rng, 11) if floating else None for _ in range(2)]
+        wholes = [regressor(model, *m, base=b) for m, b in zip(motions, bases)]
+        size = wholes[0].shape[2]
+        columns = np.sort(rng.choice(size, size // 3, replace=False))
+        part = regressor(model, *motions[0], base=bases[0], columns=columns)
+        np.testing.assert_array_equal(part[..., columns], wholes[0][..., columns])
+        assert not np.delete(part, columns, axis=2).any()
+        out = np.zeros(wholes[0].shape[1:] + (11,))
+        for m, b, whole in zip(motions, bases, wholes):
+            np.testing.assert_array_equal(regressor(model, *m, base=b, out=out), whole)
+    with pytest.raises(ValueError, match="out has shape"):
+        regressor(model, *motions[0], out=np.zeros((1, 1, 11)))
+
+
 def test_a_fixed_joint_that_moves_is_refused():
     kept = load_urdf(random_urdf(TREES[0])[0], fixed_joints=True)
     fixed = [i for i, j in enumerate(kept.joints) if j.type == "fixed"]
