@@ -159,6 +159,8 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
         rows = slice(start, min(N, start + CHUNK))
         root = None if base is None else [x[rows] for x in base]
         _chunk(pl, qT[:, rows], qdT[:, rows], qddT[:, rows], gravity, root, Y[:, :, rows], wanted)
+    if getattr(_local, "work", None) is not None and _local.work.nbytes > KEPT:
+        _local.work = None
     return Y[:, :, 0] if single else Y.transpose(2, 0, 1)
 
 
@@ -240,6 +242,7 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
 
 
 _local = threading.local()  # per thread the last chunk's _Work: a run's chunks reuse its arrays
+KEPT = 32 << 20  # bytes: a thread keeps its _Work between calls up to this size (a big robot's goes)
 
 
 def _scratch(pl, N):
@@ -251,6 +254,8 @@ def _scratch(pl, N):
         last.plan = pl
         last.c, last.s, last.cos_sin = np.empty((pl.n, N)), np.empty((pl.n, N)), np.empty((5, pl.n, N))
         last.M = [np.empty((2, 3, len(pl.chain[i]) + 2, N)) for i in range(pl.n)]  # [v, a, J] per body
+        last.nbytes = sum(x.nbytes for x in vars(last).values() if isinstance(x, np.ndarray)) + sum(
+            x.nbytes for x in last.M + list(last.rotor))
     return last
 
 
