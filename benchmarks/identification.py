@@ -98,6 +98,6 @@ if __name__ == "__main__":  # this section alone: python benchmarks/identificati
     reg = result["regressor"]
     print(f"rnea identify, {result['rows']} CSV rows: {result['ours_s']:.2f} s; the bare "
           f"computeJointTorqueRegressor loop over them: {result['loop_s']:.2f} s; ratio "
-          f"{result['ours_s'] / result['loop_s']:.2f} (target <= 1)")
+          f"{result['ours_s'] / result['loop_s']:.3f} (target <= 1)")
     print(f"regressor: {reg['ours_us']:.2f} vs the loop's {reg['loop_us']:.2f} us a sample; "
           f"{reg['loop_us'] / reg['ours_us']:.2f}x faster (target >= 3)")

@@ -468,7 +468,7 @@ def report(quick, info, engines, e2e, mem, mem_note, start, reach):
            f"{reg['loop_us'] / reg['ours_us']:.2f}× ({reg['ours_us']:.2f} vs {reg['loop_us']:.2f} µs)", "≥ 3×",
            reg["loop_us"] / reg["ours_us"] >= 3)
     target(f"`rnea identify`, {rows_label(ident['rows'])} CSV rows, vs the bare regressor loop over them",
-           f"{ident['ours_s'] / ident['loop_s']:.2f}× the time ({ident['ours_s']:.1f} vs {ident['loop_s']:.1f} s)",
+           f"{ident['ours_s'] / ident['loop_s']:.3f}× the time ({ident['ours_s']:.2f} vs {ident['loop_s']:.2f} s)",
            "≤ 1×", ident["ours_s"] <= ident["loop_s"])
     target("start-up: `rnea --help`", f"{start['help']:.3f} s", "≤ 0.25 s", start["help"] <= 0.25)
     target("start-up: `rnea torques` on 10 rows", f"{start['torques']:.3f} s", "≤ 0.5 s", start["torques"] <= 0.5)
