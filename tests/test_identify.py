@@ -249,6 +249,23 @@ def test_the_normal_equations_summed_in_a_thread_of_their_own_are_the_same_bits(
             np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
 
 
+def test_a_joints_rows_taken_as_a_view_are_the_rows_copied():
+    """Layout.parts: a joint's inertial rows are a view of the regressor made of the base columns
+    alone where they lie side by side there (every joint of a depth-first tree), else a copy;
+    both are Layout.rows' bits, the joint's friction rows after them."""
+    robot = Robot(2)
+    motion, _ = robot.run(2.0, 0.5)
+    layout = robot.layout
+    columns = [np.intersect1d(c, robot.base.independent) for c in layout.row_columns]
+    holed = [np.setdiff1d(c, columns[1][:1]) if r == 0 else c for r, c in enumerate(columns)]
+    at = np.searchsorted(layout.compressed(holed), holed[0][holed[0] < layout.inertial])
+    assert at[-1] - at[0] + 1 > len(at)  # joint 0's rows apart: a copy
+    for cols in (columns, holed):
+        whole, _ = layout.rows(*motion, cols)
+        for Z, (rows, rest) in zip(whole, layout.parts(*motion, cols)):
+            np.testing.assert_array_equal(np.concatenate([rows, rest]), Z)
+
+
 def test_a_joints_samples_slower_than_min_speed_are_left_out_of_its_equations():
     """min_speed: joint r's sums are those of W_b's rows where |qd_r| >= min_speed, its other rows
     (the other joints') kept; without Coulomb terms nothing is left out."""

@@ -166,8 +166,9 @@ def test_a_samples_regressor_is_the_same_bits_alone_and_in_any_chunk(monkeypatch
 
 @pytest.mark.parametrize("seed", TREES[:8])
 def test_some_columns_and_a_reused_array_give_the_whole_regressors_bits(seed):
-    """columns=: the columns made are the whole Y's bits, the others stay 0; out=: an array used
-    again for other samples holds what a new Y would (its zero blocks are never written)."""
+    """columns=: the columns made are the whole Y's bits, the others stay 0 (compressed: those
+    columns alone); out=: an array used again for other samples holds what a new Y would (its
+    zero blocks are never written)."""
     model = load_urdf(random_urdf(seed)[0])
     rng = np.random.default_rng(seed + 7)
     for floating in (False, True):
@@ -179,6 +180,8 @@ def test_some_columns_and_a_reused_array_give_the_whole_regressors_bits(seed):
         part = regressor(model, *motions[0], base=bases[0], columns=columns)
         np.testing.assert_array_equal(part[..., columns], wholes[0][..., columns])
         assert not np.delete(part, columns, axis=2).any()
+        np.testing.assert_array_equal(regressor(model, *motions[0], base=bases[0], columns=columns, compressed=True),
+                                      wholes[0][..., columns])
         out = np.zeros(wholes[0].shape[1:] + (11,))
         for m, b, whole in zip(motions, bases, wholes):
             np.testing.assert_array_equal(regressor(model, *m, base=b, out=out), whole)

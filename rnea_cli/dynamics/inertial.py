@@ -121,7 +121,7 @@ def plan(model, floating):
     return model.derived[key]
 
 
-def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None, columns=None):
+def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None, columns=None, compressed=False):
     """Y with tau = Y pi (pi = `parameters(model)` gives the engine's torques).
 
     q, qd, qdd: (N, n) or (n,) as for `engine.rnea` (rad, m; rad/s, m/s; rad/s², m/s²); gravity (3,)
@@ -141,7 +141,8 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
 
     columns: the only columns of Y to make (indices; say the base parameters'), for a caller
     that needs no others: every other column keeps what it holds (0, or out's). A column made
-    is the same bits as in the whole Y.
+    is the same bits as in the whole Y. compressed: Y has those columns alone, in their order
+    (its last axis as long as `columns`): a caller taking a joint's row of them gets a view.
     """
     q, qd, qdd, single, base, _, gravity = engine._checked(model, q, qd, qdd, base, None, gravity)
     pl = plan(model, base is not None)
@@ -149,11 +150,14 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
         raise ValueError(f"a fixed joint ({', '.join(model.joints[i].name for i in pl.fixed)}) has a q, qd or "
                          "qdd other than 0")
     N = len(q)
-    shape = (pl.rows, 10 * len(bodies(model, pl.floating)), N)
+    size = 10 * len(bodies(model, pl.floating))
+    if compressed and columns is None:
+        raise ValueError("compressed needs the columns to make")
+    shape = (pl.rows, len(columns) if compressed else size, N)
     if out is not None and out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; Y needs {shape}")
     Y = np.zeros(shape) if out is None else out
-    wanted = None if columns is None else _wanted(shape[1], columns)
+    wanted = None if columns is None else _wanted(size, columns, compressed)
     qT, qdT, qddT = (np.ascontiguousarray(x.T) for x in (q, qd, qdd))  # (n, N): rows of unit stride
     for start in range(0, N, CHUNK):
         rows = slice(start, min(N, start + CHUNK))
@@ -164,12 +168,24 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
     return Y[:, :, 0] if single else Y.transpose(2, 0, 1)
 
 
-def _wanted(size, columns):
-    """Per body (10 columns each) the tuple of its columns in `columns`, or None for all ten."""
+def _wanted(size, columns, compressed=False):
+    """Per body (10 columns each): None for all ten where they are, else (only, at, start, width):
+    its columns c in `columns` (0-9) and where each goes in Y[:, start:start + width], ascending
+    (c itself, or with compressed, the column's place among `columns`, sorted)."""
+    columns = np.asarray(columns, dtype=int)
+    if compressed and np.any(np.diff(columns) <= 0):
+        raise ValueError("compressed columns must be ascending, each once")
     chosen = np.zeros(size, dtype=bool)
-    chosen[np.asarray(columns, dtype=int)] = True
-    per = chosen.reshape(-1, 10)
-    return [None if row.all() else tuple(int(c) for c in np.flatnonzero(row)) for row in per]
+    chosen[columns] = True
+    out = []
+    for b, row in enumerate(chosen.reshape(-1, 10)):
+        only = tuple(int(c) for c in np.flatnonzero(row))
+        if compressed:
+            start = int(np.searchsorted(columns, 10 * b))
+            out.append((only, tuple(range(len(only))), start, len(only)))
+        else:
+            out.append(None if len(only) == 10 else (only, only, 10 * b, 10))
+    return out
 
 
 def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
@@ -187,7 +203,8 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
         if wanted[0] is None:
             _contract(work, M[-1][:, :, 2:], out[0:6, 0:10])
         else:
-            _contract(work, M[-1][:, :, 2:], out[0:6, 0:10], wanted[0])
+            only, at, start, width = wanted[0]
+            _contract(work, M[-1][:, :, 2:], out[0:6, start:start + width], only, at)
     for i in range(n):
         p = pl.parent[i]
         d = M[p].shape[2]
@@ -203,27 +220,28 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
         m[:, :, d] = 0.0
         m[0 if pl.kind[i] == "revolute" else 1, 2, d] = 1.0  # S_i: e_z, angular or linear
         # Y[j, i] = s_ji^T A_i for the joints j above i, and S_i^T A_i for joint i itself
-        chain, columns, only = pl.chain[i], slice(pl.column[i], pl.column[i] + 10), wanted[i + shift]
+        chain, place = pl.chain[i], wanted[i + shift]
+        only, at, start, width = place or (None, None, pl.column[i], 10)
         if only == ():
             continue
         _coefficients(work, m, None if pl.aligned[i] else pl.A[i], pl.signed[i])
         apart = chain != list(range(chain[0], chain[-1] + 1))  # rows apart in the tree: worked apart
-        block = np.empty((len(chain), 10, N)) if apart else out[chain[0]:chain[-1] + 1, columns]
-        _contract(work, m[:, :, 2:-1], block[:-1], only)
+        block = np.empty((len(chain), width, N)) if apart else out[chain[0]:chain[-1] + 1, start:start + width]
+        _contract(work, m[:, :, 2:-1], block[:-1], only, at)
         own = block[-1]
         z, negated = work.z  # the aligned row n_z or f_z of A_i: ± this row of work.Cn, work.Cf
         if only is not None:  # S_i^T A_i in the columns wanted alone
             revolute = pl.kind[i] == "revolute"
-            for k in only:
+            for k, t in zip(only, at):
                 entry = (work.Cn[z, k - 1] if k else None) if revolute else (work.Cf[z, k] if k <= 3 else None)
                 if entry is None:
-                    own[k] = 0.0
+                    own[t] = 0.0
                 elif negated:
-                    np.negative(entry, out=own[k])
+                    np.negative(entry, out=own[t])
                 else:
-                    own[k] = entry
+                    own[t] = entry
             if apart:
-                out[np.ix_(chain, [pl.column[i] + k for k in only])] = block[:, list(only)]
+                out[np.ix_(chain, [start + t for t in at])] = block[:, list(at)]
             continue
         if pl.kind[i] == "revolute":  # S_i = [e_z; 0]: the row n_z of A_i
             own[0] = 0.0
@@ -238,7 +256,7 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
                 own[:4] = work.Cf[z]
             own[4:] = 0.0
         if apart:
-            out[chain, columns] = block
+            out[chain, start:start + width] = block
 
 
 _local = threading.local()  # per thread the last chunk's _Work: a run's chunks reuse its arrays
@@ -382,17 +400,17 @@ def _prismatic_motion(m, qd, qdd, t):
     m[1, 2, 1] += qdd
 
 
-def _contract(work, J, out, only=None):
+def _contract(work, J, out, only=None, at=None):
     """out (d, 10, N) = J^T A_i for Jacobian columns J (2, 3, d, N), from A_i's rows in work.Cn, work.Cf:
     the angular half of J reaches Y's columns 1-9 (h, I), the linear half columns 0-3 (m, h). Column
     by column, the terms in `work.terms[c]` (A_i's entries not zero by construction), in order;
-    only: the columns made (default all ten)."""
+    only: the columns made (default all ten), at: where each goes in out (default: its own place)."""
     d = J.shape[2]
     if d == 0:
         return
     t = work.t[0, :d]
-    for c in range(10) if only is None else only:
-        terms, dest = work.terms[c], out[:, c]
+    for c, place in zip(range(10), range(10)) if only is None else zip(only, at):
+        terms, dest = work.terms[c], out[:, place]
         for k, (h, r, C, negated) in enumerate(terms):
             if k == 0:
                 np.multiply(J[h, r], C, out=dest)

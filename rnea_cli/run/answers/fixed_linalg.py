@@ -56,12 +56,14 @@ class Scratch:
 def block_pieces(Z, scratch=None):
     """The element-wise half of `block_grams`: (pieces (blocks, PIECES, k, K), exponent (k, blocks)),
     Z's rows scaled by 2^(PIECE_BITS - exponent) and cut into integer pieces; `block_products`
-    makes the Gram matrices of them."""
-    k, blocks, K = Z.shape
+    makes the Gram matrices of them. Z may be a list of arrays (k_i, blocks, K), its rows in turn."""
+    parts = [Z] if isinstance(Z, np.ndarray) else list(Z)
+    k, (blocks, K) = sum(len(part) for part in parts), parts[0].shape[1:]
     if K > BLOCK:
         raise ValueError(f"blocks of {K} samples: at most {BLOCK} sum exactly")
     with np.errstate(invalid="ignore"):  # an inf or nan row: its products are, too
-        exponent = np.frexp(np.maximum(np.max(Z, axis=2), -np.min(Z, axis=2)))[1]  # (k, blocks): |Z| < 2^exponent
+        exponent = np.concatenate([np.frexp(np.maximum(np.max(part, axis=2), -np.min(part, axis=2)))[1]
+                                   for part in parts])  # (k, blocks): |Z| < 2^exponent
         fits = scratch is not None and scratch.rest.size >= blocks * k * K
         pieces = scratch.pieces[:blocks * PIECES * k * K].reshape(blocks, PIECES, k, K) if fits else (
             np.empty((blocks, PIECES, k, K)))
@@ -69,7 +71,11 @@ def block_pieces(Z, scratch=None):
         # rest: Z's rows times 2^shift, |rest| < 2^PIECE_BITS
         shift = (PIECE_BITS - exponent).T[:, :, None]
         near = np.clip(shift, -1000, 1000)  # 2^shift in two exact factors where it is no double
-        np.multiply(Z.transpose(1, 0, 2), np.ldexp(1.0, near), out=rest)
+        first = 0
+        for part in parts:
+            np.multiply(part.transpose(1, 0, 2), np.ldexp(1.0, near[:, first:first + len(part)]),
+                        out=rest[:, first:first + len(part)])
+            first += len(part)
         if np.any(near != shift):
             rest *= np.ldexp(1.0, shift - near)
         for s in range(PIECES):

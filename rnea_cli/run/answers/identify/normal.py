@@ -57,9 +57,11 @@ class NormalEquations:
         self.rows = np.zeros(n, dtype=np.int64)  # each joint's rows summed
         self.moved = np.zeros(n, dtype=bool)  # each joint's qd was not 0 (and at least its slowest) somewhere
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
-        self._Y = None
-        self._Z = [None] * (IN_FLIGHT + 1)  # each joint's rows of the steps summed and the one made, in turns
-        self._scratch = None  # the pieces of one joint's step (`block_grams`), in the summing thread
+        # the regressor and each joint's rows of the steps summed and the one made, taken in turns,
+        # and the pieces of one joint's step (`block_grams`, in the summing thread)
+        self._made = self.layout.compressed(self.columns)  # None: whole rows copied (`Layout.rows`)
+        self._Y = self._Z = [None] * (IN_FLIGHT + 1)
+        self._scratch = None
 
     def add(self, q, qd, qdd, effort):
         """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort. The
@@ -88,7 +90,8 @@ class NormalEquations:
             self._wait()
             self._pool.shutdown()
             self._pool = None
-        self._Y, self._Z, self._scratch = None, [None] * (IN_FLIGHT + 1), None
+        self._Y = self._Z = [None] * (IN_FLIGHT + 1)
+        self._scratch = None
         return self
 
     def close(self):
@@ -106,19 +109,25 @@ class NormalEquations:
     def _sum(self, q, qd, qdd, effort):
         """Adds the samples (whole blocks, or the run's last partial one), each block's sums added
         in order to the totals."""
-        N = len(q)
-        if self._Y is None:  # the regressor's array, made again step after step (its zero blocks stay 0)
-            model = self.layout.model
-            self._Y = np.zeros((model.n, 10 * model.n, STEP))
-        if self._Z[0] is None:
-            self._Z = [[np.empty((len(cols) + 1, STEP)) for cols in self.columns] for _ in self._Z]
-        self._Z.append(self._Z.pop(0))  # the arrays of the step summed longest ago: done with (see _wait)
-        rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y,
-                                      out=self._Z[-1])
+        N, n = len(q), self.layout.model.n
+        if self._Y[0] is None:  # the regressor's arrays, made again step after step (their zero blocks stay 0)
+            width = 10 * n if self._made is None else len(self._made)
+            self._Y = [np.zeros((n, width, STEP)) for _ in self._Y]
+            extra = 0 if self._made is None else self.layout.inertial
+            self._Z = [[np.empty((int(np.sum(cols >= extra)) + 1, STEP)) for cols in self.columns] for _ in self._Z]
+        for arrays in (self._Y, self._Z):  # the arrays of the step summed longest ago: done with (see _wait)
+            arrays.append(arrays.pop(0))
+        if self._made is None:  # each joint's rows copied whole, the effort's left last
+            rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1,
+                                          buffer=self._Y[-1], out=self._Z[-1])
+            rows = [[Z] for Z in rows]
+        else:  # each joint's inertial rows a view of the regressor, then its friction's and the effort's
+            rows, held = self.layout.parts(q, qd, qdd, self.columns, gravity=self.gravity, extra=1,
+                                           buffer=self._Y[-1], out=self._Z[-1]), None
         if held is not None:
             effort = effort - held
-        for r, Z in enumerate(rows):
-            Z[-1] = effort[:, r]  # the row left for it (Layout.rows' extra)
+        for r, parts in enumerate(rows):
+            parts[-1][-1] = effort[:, r]  # the row left for it (`rows`' or `parts`' extra)
         speed = np.abs(qd[:, self.layout.joints])
         kept = speed >= self.slowest
         self.moved |= np.any(kept & (speed != 0.0), axis=0)
@@ -131,17 +140,20 @@ class NormalEquations:
         self._summing.append(self._pool.submit(self._grams, rows, kept))
 
     def _grams(self, rows, kept):
-        """Each joint's block sums of its rows of W_b and effort (rows: (columns + 1, N) each, the
-        effort last; those kept), added in order to its totals."""
+        """Each joint's block sums of its rows of W_b and effort (rows: per joint a list of
+        (rows, N) arrays, their rows in turn, the effort last; the samples kept), added in order
+        to its totals."""
         N = len(kept)
         K = min(N, BLOCK)
         if self._scratch is None:
-            self._scratch = Scratch(max(len(Z) for Z in rows), STEP // BLOCK)
-        for r, (Z, at) in enumerate(zip(rows, self._at)):
-            if not kept[:, r].all():
-                Z[:, ~kept[:, r]] = 0.0
+            self._scratch = Scratch(max(sum(len(Z) for Z in parts) for parts in rows), STEP // BLOCK)
+        for r, (parts, at) in enumerate(zip(rows, self._at)):
+            dropped = np.flatnonzero(~kept[:, r])  # (few, as a rule: the columns themselves, not a mask)
+            for Z in parts:
+                if len(dropped):
+                    Z[:, dropped] = 0.0  # (a view of the regressor's array: joint r's own row of it)
             total = self._totals[r]
-            for gram in block_grams(Z.reshape(len(Z), N // K, K), self._scratch):
+            for gram in block_grams([Z.reshape(len(Z), N // K, K) for Z in parts], self._scratch):
                 total += gram
             self.G[r][np.ix_(at, at)] = total[:-1, :-1]
             self.b[r, at] = total[:-1, -1]

@@ -109,6 +109,46 @@ class Layout:
             W[:, r, cols] = Z.T
         return W, held
 
+    def compressed(self, columns):
+        """The regressor's columns that `rows` and `parts` make for `columns`, ascending, or None
+        where links or held parameters combine a body's columns (then every column is made)."""
+        if self.links or self.held is not None:
+            return None
+        made = np.unique(np.concatenate([np.asarray(c, dtype=int) for c in columns] + [np.zeros(0, dtype=int)]))
+        return made[made < self.inertial]
+
+    def parts(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
+        """`rows` without copying the regressor where it need not: per joint [its inertial rows,
+        the rest] (the rest: its friction rows, then `extra` rows for the caller, in out[r] (>= N
+        columns) when given). The inertial rows are a view of the regressor made of the columns
+        `compressed` alone (buffer: zeros (n, len(compressed), >= N), used again call after call)
+        where a joint's are side by side there (every joint of a chain), else a copy. Only for a
+        layout of every body whole, nothing held (`compressed` is not None)."""
+        made = self.compressed(columns)
+        N = len(q)
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, columns=made, compressed=True,
+                               out=None if buffer is None else buffer[:, :, :N])
+        Yt = Y.transpose(1, 2, 0)  # (n, made, N)
+        terms = len(self.terms)
+        column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
+                  "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
+        found = []
+        for r, (i, cols) in enumerate(zip(self.joints, columns)):
+            cols = np.asarray(cols, dtype=int)
+            inert, friction = cols[cols < self.inertial], cols[cols >= self.inertial]
+            at = np.searchsorted(made, inert)
+            if len(at) and at[-1] - at[0] + 1 == len(at):
+                rows = Yt[i, at[0]:at[-1] + 1]
+            else:
+                rows = Yt[i, at]  # apart (a tree's branches): a copy
+            rest = np.empty((len(friction) + extra, N)) if out is None else out[r][:, :N]
+            for k, c in enumerate(friction):
+                if (c - self.inertial) // terms != r:
+                    raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
+                rest[k] = column[self.terms[(c - self.inertial) % terms]](i)
+            found.append([rows, rest])
+        return found
+
     def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
         """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
         `row_columns[r]`) of its row: a list of (len(columns[r]) + extra, N) arrays, the samples
@@ -118,10 +158,7 @@ class Layout:
         (element-wise: a sample's bits do not depend on its chunk). buffer: zeros (n, 10 n, >= N)
         to make the regressor in, the same array call after call (`inertial.regressor`'s out);
         out: per joint an array (len(columns[r]) + extra, >= N) to fill (and return a view of)."""
-        made = None  # the regressor's columns needed (all where links or held parameters combine them)
-        if not self.links and self.held is None:
-            made = np.unique(np.concatenate([np.asarray(c, dtype=int) for c in columns] + [np.zeros(0, dtype=int)]))
-            made = made[made < self.inertial]
+        made = self.compressed(columns)  # the regressor's columns needed
         Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity,
                                out=None if buffer is None else buffer[:, :, :len(q)], columns=made)
         given = out
