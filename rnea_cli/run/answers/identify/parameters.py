@@ -129,9 +129,6 @@ class Layout:
         Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, columns=made, compressed=True,
                                out=None if buffer is None else buffer[:, :, :N])
         Yt = Y.transpose(1, 2, 0)  # (n, made, N)
-        terms = len(self.terms)
-        column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
-                  "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
         found = []
         for r, (i, cols) in enumerate(zip(self.joints, columns)):
             cols = np.asarray(cols, dtype=int)
@@ -142,12 +139,25 @@ class Layout:
             else:
                 rows = Yt[i, at]  # apart (a tree's branches): a copy
             rest = np.empty((len(friction) + extra, N)) if out is None else out[r][:, :N]
-            for k, c in enumerate(friction):
-                if (c - self.inertial) // terms != r:
-                    raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
-                rest[k] = column[self.terms[(c - self.inertial) % terms]](i)
+            self._friction(r, i, friction, qd, qdd, rest)
             found.append([rows, rest])
         return found
+
+    def _friction(self, r, i, friction, qd, qdd, into):
+        """Joint r's (model joint i's) friction columns `friction` of W into the rows of `into`."""
+        terms = len(self.terms)
+        for k, c in enumerate(friction):
+            if (c - self.inertial) // terms != r:
+                raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
+            term = self.terms[(c - self.inertial) % terms]
+            if term == "viscous":
+                into[k] = qd[:, i]
+            elif term == "coulomb":
+                np.sign(qd[:, i], out=into[k])
+            elif term == "offset":
+                into[k] = 1.0
+            else:  # armature
+                into[k] = qdd[:, i]
 
     def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
         """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
@@ -162,10 +172,8 @@ class Layout:
         Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity,
                                out=None if buffer is None else buffer[:, :, :len(q)], columns=made)
         given = out
-        N, joints, terms = len(Y), self.joints, len(self.terms)
+        N, joints = len(Y), self.joints
         Yt = Y.transpose(1, 2, 0)  # (n, 10 bodies, N): the regressor's own memory order
-        column = {"viscous": lambda i: qd[:, i], "coulomb": lambda i: np.sign(qd[:, i]),
-                  "offset": lambda i: np.ones(N), "armature": lambda i: qdd[:, i]}
         out = []
         for r, (i, cols) in enumerate(zip(joints, columns)):
             cols = np.asarray(cols, dtype=int)
@@ -177,10 +185,7 @@ class Layout:
                 block = self.links[c // 10]
                 body = Yt[i, 10 * block.body:10 * block.body + 10]
                 Z[k] = body[c % 10] if block.moved is None else _combination(body.T, block.moved[:, c % 10])
-            for k, c in enumerate(cols[len(inert):], start=len(inert)):
-                if (c - self.inertial) // terms != r:
-                    raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
-                Z[k] = column[self.terms[(c - self.inertial) % terms]](i)
+            self._friction(r, i, cols[len(inert):], qd, qdd, Z[len(inert):])
             out.append(Z)
         return out, None if self.held is None else _combination(Y[:, joints], self.held)
 
