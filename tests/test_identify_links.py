@@ -230,6 +230,20 @@ def test_the_payload_written_back_is_the_true_one_and_nothing_else_changes(runs,
     assert link["mass"]["urdf"] == (0.1 if guess == "light" else 0.0)
 
 
+def test_the_report_gives_the_urdfs_own_numbers_for_the_link(runs, tmp_path):
+    """The "urdf" values of a link named are the numbers its <inertial> gives, not the same values
+    taken through the body's parameters and back (which would give 0.00037916670000000003 here)."""
+    cad = ('<inertial><origin xyz="0.0300001 -0.02 0.05"/><mass value="1.3"/><inertia ixx="0.0003791667" '
+           'ixy="0" ixz="0" iyy="0.0011" iyz="0" izz="0.0007"/></inertial>')
+    (tmp_path / "cad.urdf").write_text(payload_urdf(cad))
+    result = run("identify", tmp_path / "cad.urdf", runs / "clean.csv", "--links", "payload", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    link = json.loads(result.stdout)["links"][0]
+    assert link["mass"]["urdf"] == 1.3 and link["com"]["urdf"] == [0.0300001, -0.02, 0.05]
+    assert link["inertia"]["urdf"] == {"ixx": 0.0003791667, "ixy": 0.0, "ixz": 0.0, "iyy": 0.0011, "iyz": 0.0,
+                                       "izz": 0.0007}
+
+
 def test_with_1_percent_noise_the_truth_is_within_3_standard_errors(runs):
     result = run("identify", runs / "light.urdf", runs / "noisy.csv", "--links", "payload", "--format", "json")
     assert result.exit_code == 0, result.stderr

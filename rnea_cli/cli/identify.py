@@ -132,8 +132,12 @@ def _links(model, base, normal, fit):
     from ..run.answers import identify as ident
 
     prior, out = base.layout.parameters(), []
+    rows = {row.name: row for row in model.links}
     for k, found in enumerate(ident.links_found(normal, base, fit)):
-        urdf = ident.mass_properties(prior[10 * k:10 * k + 10])
+        written = rows[found.link].as_written  # the URDF's own numbers, not recomputed from pi
+        urdf = ident.mass_properties(prior[10 * k:10 * k + 10]) if written is None else (
+            float(written[0]), tuple(map(float, written[1])),
+            tuple(float(written[2]["xyz".index(e[1]), "xyz".index(e[2])]) for e in ident.INERTIA_ENTRIES))
         moving = model.joints[base.layout.blocks[k].body].child_link
         out.append({
             "link": found.link, "moves_with": found.body, "fixed_to": None if moving == found.link else moving,

@@ -81,6 +81,8 @@ class Link:
     line: int | None = None
     body_H_link: np.ndarray = field(default_factory=lambda: np.eye(4))  # placement in its body's frame
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((6, 6)))  # its own, in its own frame
+    # (mass, centre of mass, inertia about it in the link's axes) as the URDF gives them, or None
+    as_written: tuple | None = None
 
 
 @dataclass(frozen=True)

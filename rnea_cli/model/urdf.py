@@ -131,9 +131,15 @@ class _Reader:
 
     def link_inertia(self, link):
         """Spatial inertia of a link in its own frame, from <inertial> (zero when absent)."""
+        values = self.inertial_values(link)
+        return np.zeros((6, 6)) if values is None else spatial.mcI(*values)
+
+    def inertial_values(self, link):
+        """(mass, centre of mass (3,), inertia about it in the link's axes (3, 3)) as <inertial>
+        gives them (the inertia turned by its origin's rpy, when not 0), or None when absent."""
         inertial = link.find("inertial")
         if inertial is None:
-            return np.zeros((6, 6))
+            return None
         mass_el = inertial.find("mass")
         if mass_el is None:
             raise self.error(inertial, "missing <mass>", link)
@@ -150,8 +156,11 @@ class _Reader:
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         self.check_inertia(link, Ic)
         H = self.origin(inertial)
-        R, c = H[:3, :3], H[:3, 3]
-        return spatial.mcI(m, c, spatial.dot(spatial.dot(R, Ic), R.T))
+        R, c = H[:3, :3], H[:3, 3].copy()
+        I_link = spatial.dot(spatial.dot(R, Ic), R.T)
+        c.setflags(write=False)
+        I_link.setflags(write=False)
+        return m, c, I_link
 
     def check_inertia(self, link, Ic):
         moments = np.linalg.eigvalsh(Ic)
@@ -272,7 +281,8 @@ class _Reader:
                         inertias.append(np.zeros((6, 6)))
                         body, body_H_link = len(model_joints) - 1, np.eye(4)
             el = links[link]
-            I_link = self.link_inertia(el)
+            values = self.inertial_values(el)
+            I_link = np.zeros((6, 6)) if values is None else spatial.mcI(*values)
             # I_body += (link_X_body)^T I_link link_X_body
             I_body = spatial.inertia_to(I_link, spatial.xup(body_H_link))
             if body < 0:
@@ -282,7 +292,7 @@ class _Reader:
             body_H_link.setflags(write=False)
             I_link.setflags(write=False)
             link_rows.append(Link(link, float(I_link[5, 5]), body, jel.get("name") if jel is not None else None,
-                                  el.sourceline, body_H_link, I_link))
+                                  el.sourceline, body_H_link, I_link, values))
             stack.extend((child.find("child").get("link"), child, body, spatial.dot(body_H_link, self.origin(child)))
                          for child in reversed(children[link]))
 
