@@ -185,7 +185,8 @@ def _cpu_flags():
 def _variants():
     """Environments for the children: the machine's own, then each OpenBLAS kernel this CPU can
     run (x86-64: SSE3 Prescott without FMA, AVX Sandybridge, AVX2 Haswell, AVX-512 SkylakeX), and
-    numpy without its dispatched SIMD levels (baseline only, then without AVX-512 alone). These
+    numpy without its dispatched SIMD levels (baseline only, then without AVX-512, then without
+    each AVX-512 level above the next one down: an Ice Lake's and a Skylake-X's numpy). These
     variables are set here in the children only, to see other CPUs' kernels on this one; the
     suite itself runs with the machine's settings."""
     from numpy._core import _multiarray_umath as umath
@@ -203,6 +204,8 @@ def _variants():
         wide = [f for f in dispatch if "512" in f or f == "X86_V4"]
         if wide and wide != dispatch:
             variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(wide)})
+        for k in range(1, len(wide)):  # each older AVX-512 CPU's numpy: the levels above its own off
+            variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(wide[k:])})
     return variants
 
 
