@@ -19,7 +19,8 @@ STEP = 8 * BLOCK  # samples whose regressor is made at once (arm7: its array 31 
 class NormalEquations:
     """Per joint j the normal equations of the base regressor, W_b beta = effort, summed chunk by
     chunk: G[j] = sum W_bj^T W_bj, b[j] = sum W_bj^T effort_j, c[j] = sum effort_j², with W_bj
-    joint j's row of W_b = W[..., base.independent] (W theta = W_b beta(theta) for every theta).
+    joint j's row of W_b = W[..., base.independent] (W theta = W_b beta(theta) for every theta);
+    G, b and c hold the sums once `finish` has returned.
 
     Samples are summed in blocks of `fixed_linalg.BLOCK` by their index in the whole run, each
     block's sums within about an ulp of exact and the same bits on every CPU (`block_grams`), the
@@ -92,6 +93,7 @@ class NormalEquations:
             self._pool = None
         self._Y = self._Z = [None] * (IN_FLIGHT + 1)
         self._scratch = None
+        self._publish()
         return self
 
     def close(self):
@@ -147,14 +149,19 @@ class NormalEquations:
         K = min(N, BLOCK)
         if self._scratch is None:
             self._scratch = Scratch(max(sum(len(Z) for Z in parts) for parts in rows), STEP // BLOCK)
-        for r, (parts, at) in enumerate(zip(rows, self._at)):
+        for r, parts in enumerate(rows):
             dropped = np.flatnonzero(~kept[:, r])  # (few, as a rule: the columns themselves, not a mask)
             for Z in parts:
                 if len(dropped):
                     Z[:, dropped] = 0.0  # (a view of the regressor's array: joint r's own row of it)
-            total = self._totals[r]
-            for gram in block_grams([Z.reshape(len(Z), N // K, K) for Z in parts], self._scratch):
-                total += gram
+            grams = block_grams([Z.reshape(len(Z), N // K, K) for Z in parts], self._scratch)
+            # the total, then each block's sums added to it in order: accumulate's running sum, in one call
+            running = np.concatenate([self._totals[r][None], grams])
+            self._totals[r] = np.add.accumulate(running, axis=0, out=running)[-1]
+
+    def _publish(self):
+        """G, b and c from the totals (when the sums are done)."""
+        for r, (total, at) in enumerate(zip(self._totals, self._at)):
             self.G[r][np.ix_(at, at)] = total[:-1, :-1]
             self.b[r, at] = total[:-1, -1]
             self.c[r] = total[-1, -1]
