@@ -249,6 +249,26 @@ def test_the_normal_equations_summed_in_a_thread_of_their_own_are_the_same_bits(
             np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_many_steps_through_the_reused_arrays_sum_what_the_base_regressor_gives(monkeypatch, threads):
+    """Steps of one block (6000 samples: six steps, so each of the IN_FLIGHT + 1 arrays is made
+    again while others are summed), a joint's slow samples dropped: the sums against W_b's own
+    products."""
+    monkeypatch.setattr(normal_module, "STEP", normal_module.BLOCK)
+    robot = Robot(2)
+    motion, effort = robot.run(60.0, 0.5, noise=0.01)
+    assert len(effort) // normal_module.STEP + 1 >= 2 * (normal_module.IN_FLIGHT + 1)  # each array made twice
+    slow = 0.3
+    normal = robot.normal_equations(motion, effort, 700, threads=threads, min_speed=slow)
+    W = robot.layout.regressor(*motion)[..., robot.base.independent]
+    kept = np.abs(motion[1]) >= slow
+    for r in range(robot.model.n):
+        Wr, er = W[kept[:, r], r], effort[kept[:, r], r]
+        np.testing.assert_allclose(normal.G[r], Wr.T @ Wr, rtol=1e-12, atol=1e-12 * np.abs(Wr).max() ** 2)
+        np.testing.assert_allclose(normal.b[r], Wr.T @ er, rtol=1e-12, atol=1e-12 * np.abs(Wr).max() * np.abs(er).max())
+        assert normal.c[r] == pytest.approx(er @ er, rel=1e-12)
+
+
 def test_a_joints_rows_taken_as_a_view_are_the_rows_copied():
     """Layout.parts: a joint's inertial rows are a view of the regressor made of the base columns
     alone where they lie side by side there (every joint of a depth-first tree), else a copy;
@@ -262,8 +282,10 @@ def test_a_joints_rows_taken_as_a_view_are_the_rows_copied():
     assert at[-1] - at[0] + 1 > len(at)  # joint 0's rows apart: a copy
     for cols in (columns, holed):
         whole, _ = layout.rows(*motion, cols)
-        for Z, (rows, rest) in zip(whole, layout.parts(*motion, cols)):
-            np.testing.assert_array_equal(np.concatenate([rows, rest]), Z)
+        buffer = np.zeros((robot.model.n, len(layout.compressed(cols)), len(motion[0])))
+        for r, (Z, (rows, rest)) in enumerate(zip(whole, layout.parts(*motion, cols, buffer=buffer))):
+            np.testing.assert_array_equal(np.concatenate([rows, rest]).view(np.uint64), Z.view(np.uint64))
+            assert np.shares_memory(rows, buffer) == (cols is columns or r > 0)  # a view, or the copy
 
 
 def test_a_joints_samples_slower_than_min_speed_are_left_out_of_its_equations():

@@ -146,6 +146,13 @@ def test_fixed_joints_kept_as_joints_map_onto_pinocchios_merged_bodies(seed):
         assert_same_regressor(block, expected, rtol=1e-12, scale=row_scale(Y_pin))
 
 
+def assert_same_bits(a, b):
+    """The same doubles bit for bit: a -0.0 is not a 0.0 here (assert_array_equal takes them as equal)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
 def test_a_samples_regressor_is_the_same_bits_alone_and_in_any_chunk(monkeypatch):
     model = load_urdf(random_urdf(3, n_links=8)[0])
     rng = np.random.default_rng(5)
@@ -156,11 +163,11 @@ def test_a_samples_regressor_is_the_same_bits_alone_and_in_any_chunk(monkeypatch
         monkeypatch.setattr(inertial, "CHUNK", 5)
         chunked = regressor(model, q, qd, qdd, base=b)
         monkeypatch.undo()
-        np.testing.assert_array_equal(chunked, whole)
+        assert_same_bits(chunked, whole)
         for k in (0, 17, 36):
             alone = regressor(model, q[k], qd[k], qdd[k], base=None if b is None else [x[k] for x in b])
-            np.testing.assert_array_equal(alone, whole[k])
-        np.testing.assert_array_equal(regressor(model, q[3:9], qd[3:9], qdd[3:9], base=b and [x[3:9] for x in b]),
+            assert_same_bits(alone, whole[k])
+        assert_same_bits(regressor(model, q[3:9], qd[3:9], qdd[3:9], base=b and [x[3:9] for x in b]),
                                       whole[3:9])
 
 
@@ -178,15 +185,20 @@ def test_some_columns_and_a_reused_array_give_the_whole_regressors_bits(seed):
         size = wholes[0].shape[2]
         columns = np.sort(rng.choice(size, size // 3, replace=False))
         part = regressor(model, *motions[0], base=bases[0], columns=columns)
-        np.testing.assert_array_equal(part[..., columns], wholes[0][..., columns])
+        assert_same_bits(part[..., columns], wholes[0][..., columns])
         assert not np.delete(part, columns, axis=2).any()
-        np.testing.assert_array_equal(regressor(model, *motions[0], base=bases[0], columns=columns, compressed=True),
+        assert_same_bits(regressor(model, *motions[0], base=bases[0], columns=columns, compressed=True),
                                       wholes[0][..., columns])
         out = np.zeros(wholes[0].shape[1:] + (11,))
         for m, b, whole in zip(motions, bases, wholes):
-            np.testing.assert_array_equal(regressor(model, *m, base=b, out=out), whole)
-    with pytest.raises(ValueError, match="out has shape"):
+            assert_same_bits(regressor(model, *m, base=b, out=out), whole)
+    with pytest.raises(ValueError, match="Y needs float64"):
         regressor(model, *motions[0], out=np.zeros((1, 1, 11)))
+    with pytest.raises(ValueError, match="Y needs float64"):
+        regressor(model, *motions[0], out=np.zeros(wholes[0].shape[1:] + (11,), dtype=np.float32))
+    for wrong, message in (([-1], "in 0 .."), ([size], "in 0 .."), ([True, False], "indices"), ([2, 1], "ascending")):
+        with pytest.raises(ValueError, match=message):
+            regressor(model, *motions[0], columns=wrong, compressed=True)
 
 
 def test_a_fixed_joint_that_moves_is_refused():

@@ -154,8 +154,8 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
     if compressed and columns is None:
         raise ValueError("compressed needs the columns to make")
     shape = (pl.rows, len(columns) if compressed else size, N)
-    if out is not None and out.shape != shape:
-        raise ValueError(f"out has shape {out.shape}; Y needs {shape}")
+    if out is not None and (out.shape != shape or out.dtype != np.float64):
+        raise ValueError(f"out is {out.dtype} of shape {out.shape}; Y needs float64 of shape {shape}")
     Y = np.zeros(shape) if out is None else out
     wanted = None if columns is None else _wanted(size, columns, compressed)
     qT, qdT, qddT = (np.ascontiguousarray(x.T) for x in (q, qd, qdd))  # (n, N): rows of unit stride
@@ -172,7 +172,12 @@ def _wanted(size, columns, compressed=False):
     """Per body (10 columns each): None for all ten where they are, else (only, at, start, width):
     its columns c in `columns` (0-9) and where each goes in Y[:, start:start + width], ascending
     (c itself, or with compressed, the column's place among `columns`, sorted)."""
-    columns = np.asarray(columns, dtype=int)
+    given = np.asarray(columns)
+    if given.ndim != 1 or (given.size and given.dtype.kind not in "iu"):
+        raise ValueError("columns must be a list of column indices")
+    columns = given.astype(int)
+    if columns.size and (columns.min() < 0 or columns.max() >= size):
+        raise ValueError(f"columns must be in 0 .. {size - 1}")
     if compressed and np.any(np.diff(columns) <= 0):
         raise ValueError("compressed columns must be ascending, each once")
     chosen = np.zeros(size, dtype=bool)

@@ -13,7 +13,7 @@ from ..fixed_linalg import BLOCK, Scratch, block_grams
 MIN_SPEED = 0.01  # rad/s, m/s: a joint's samples slower than this are left out of its equation (min_speed)
 SHARE = 0.01  # of a joint's velocity limit: its slowest sample fitted, where that is below min_speed
 IN_FLIGHT = 2  # steps summed in the summing thread, or waiting to be, while the caller makes the next
-STEP = 8 * BLOCK  # samples whose regressor is made at once (arm7: its array 31 MB, rows 3 x 13 MB, pieces 12 MB)
+STEP = 8 * BLOCK  # samples whose regressor is made at once (arm7: its arrays 3 x 19 MB, friction rows 3 x 1.3 MB, pieces 12 MB)
 
 
 class NormalEquations:
