@@ -5,7 +5,7 @@ import pytest
 
 from conftest import corpus_robot, load
 from random_urdf import random_urdf
-from rnea_cli import base_parameters, load_urdf
+from rnea_cli import base_parameters, load_urdf, regressor
 from rnea_cli.run.answers import identify
 from rnea_cli.run.answers.identify import normal as normal_module
 
@@ -272,19 +272,26 @@ def test_many_steps_through_the_reused_arrays_sum_what_the_base_regressor_gives(
 def test_a_joints_rows_taken_as_a_view_are_the_rows_copied():
     """Layout.parts: a joint's inertial rows are a view of the regressor made of the base columns
     alone where they lie side by side there (every joint of a depth-first tree), else a copy;
-    both are Layout.rows' bits, the joint's friction rows after them."""
+    either way the whole regressor's bits, the joint's friction rows (q̇, sign q̇) after them."""
     robot = Robot(2)
     motion, _ = robot.run(2.0, 0.5)
     layout = robot.layout
+    assert layout.terms == ("viscous", "coulomb")
+    Y = regressor(robot.model, *motion)  # the whole regressor, every column, in its own call
     columns = [np.intersect1d(c, robot.base.independent) for c in layout.row_columns]
     holed = [np.setdiff1d(c, columns[1][:1]) if r == 0 else c for r, c in enumerate(columns)]
     at = np.searchsorted(layout.compressed(holed), holed[0][holed[0] < layout.inertial])
     assert at[-1] - at[0] + 1 > len(at)  # joint 0's rows apart: a copy
     for cols in (columns, holed):
-        whole, _ = layout.rows(*motion, cols)
         buffer = np.zeros((robot.model.n, len(layout.compressed(cols)), len(motion[0])))
-        for r, (Z, (rows, rest)) in enumerate(zip(whole, layout.parts(*motion, cols, buffer=buffer))):
-            np.testing.assert_array_equal(np.concatenate([rows, rest]).view(np.uint64), Z.view(np.uint64))
+        found, held = layout.parts(*motion, cols, buffer=buffer)
+        assert held is None
+        for r, (c, (rows, rest)) in enumerate(zip(cols, found)):
+            inert, friction = c[c < layout.inertial], c[c >= layout.inertial]
+            np.testing.assert_array_equal(rows.view(np.uint64), np.ascontiguousarray(Y[:, r, inert].T).view(np.uint64))
+            qd = motion[1][:, r]
+            expected = [{0: qd, 1: np.sign(qd)}[(k - layout.inertial) % 2] for k in friction]
+            np.testing.assert_array_equal(rest, np.array(expected).reshape(len(friction), -1))
             assert np.shares_memory(rows, buffer) == (cols is columns or r > 0)  # a view, or the copy
 
 

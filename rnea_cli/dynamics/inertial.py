@@ -100,7 +100,6 @@ class Plan:
         self.chain = []  # rows of body i's Jacobian columns: its parent's, then joint i's own
         for i in range(model.n):
             self.chain.append((self.root_chain if self.parent[i] < 0 else self.chain[self.parent[i]]) + [base + i])
-        self.column = [10 * (k + (1 if floating else 0)) for k in range(model.n)]  # body i's first column
         g = model.world_H_root[:3, :3] if floating else np.eye(3)
         self.world_R_root = np.asarray(g, dtype=float)
 
@@ -157,7 +156,7 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
     if out is not None and (out.shape != shape or out.dtype != np.float64):
         raise ValueError(f"out is {out.dtype} of shape {out.shape}; Y needs float64 of shape {shape}")
     Y = np.zeros(shape) if out is None else out
-    wanted = None if columns is None else _wanted(size, columns, compressed)
+    wanted = _wanted(size, range(size) if columns is None else columns, compressed)
     qT, qdT, qddT = (np.ascontiguousarray(x.T) for x in (q, qd, qdd))  # (n, N): rows of unit stride
     for start in range(0, N, CHUNK):
         rows = slice(start, min(N, start + CHUNK))
@@ -169,9 +168,9 @@ def regressor(model, q, qd, qdd, *, gravity=engine.GRAVITY, base=None, out=None,
 
 
 def _wanted(size, columns, compressed=False):
-    """Per body (10 columns each): None for all ten where they are, else (only, at, start, width):
-    its columns c in `columns` (0-9) and where each goes in Y[:, start:start + width], ascending
-    (c itself, or with compressed, the column's place among `columns`, sorted)."""
+    """Per body (10 columns each) (only, at, start, width): its columns c in `columns` (0-9) and
+    where each goes in Y[:, start:start + width], ascending (c itself, or with compressed, the
+    column's place among `columns`, sorted)."""
     given = np.asarray(columns)
     if given.ndim != 1 or (given.size and given.dtype.kind not in "iu"):
         raise ValueError("columns must be a list of column indices")
@@ -189,15 +188,14 @@ def _wanted(size, columns, compressed=False):
             start = int(np.searchsorted(columns, 10 * b))
             out.append((only, tuple(range(len(only))), start, len(only)))
         else:
-            out.append(None if len(only) == 10 else (only, only, 10 * b, 10))
+            out.append((only, only, 10 * b, 10))
     return out
 
 
-def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
+def _chunk(pl, q, qd, qdd, gravity, base, out, wanted):
     """Y for one chunk of samples into out (rows, columns, N); q, qd, qdd are (n, N); wanted:
-    `_wanted`'s columns per body (None: all of every body's)."""
+    `_wanted`'s columns per body."""
     shift = 1 if pl.floating else 0  # body i's place in `wanted`
-    wanted = wanted or [None] * (pl.n + shift)
     n, N = q.shape
     work = _scratch(pl, N)
     c, s = spatial.cos_sin(q, work.c, work.s, work.cos_sin)
@@ -205,11 +203,8 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
     M = {-1: _root_motion(pl, gravity, base, N)}
     if base is not None:
         _coefficients(work, M[-1], None, None)
-        if wanted[0] is None:
-            _contract(work, M[-1][:, :, 2:], out[0:6, 0:10])
-        else:
-            only, at, start, width = wanted[0]
-            _contract(work, M[-1][:, :, 2:], out[0:6, start:start + width], only, at)
+        only, at, start, width = wanted[0]
+        _contract(work, M[-1][:, :, 2:], out[0:6, start:start + width], only, at)
     for i in range(n):
         p = pl.parent[i]
         d = M[p].shape[2]
@@ -225,8 +220,7 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
         m[:, :, d] = 0.0
         m[0 if pl.kind[i] == "revolute" else 1, 2, d] = 1.0  # S_i: e_z, angular or linear
         # Y[j, i] = s_ji^T A_i for the joints j above i, and S_i^T A_i for joint i itself
-        chain, place = pl.chain[i], wanted[i + shift]
-        only, at, start, width = place or (None, None, pl.column[i], 10)
+        chain, (only, at, start, width) = pl.chain[i], wanted[i + shift]
         if only == ():
             continue
         _coefficients(work, m, None if pl.aligned[i] else pl.A[i], pl.signed[i])
@@ -235,33 +229,17 @@ def _chunk(pl, q, qd, qdd, gravity, base, out, wanted=None):
         _contract(work, m[:, :, 2:-1], block[:-1], only, at)
         own = block[-1]
         z, negated = work.z  # the aligned row n_z or f_z of A_i: ± this row of work.Cn, work.Cf
-        if only is not None:  # S_i^T A_i in the columns wanted alone
-            revolute = pl.kind[i] == "revolute"
-            for k, t in zip(only, at):
-                entry = (work.Cn[z, k - 1] if k else None) if revolute else (work.Cf[z, k] if k <= 3 else None)
-                if entry is None:
-                    own[t] = 0.0
-                elif negated:
-                    np.negative(entry, out=own[t])
-                else:
-                    own[t] = entry
-            if apart:
-                out[np.ix_(chain, [start + t for t in at])] = block[:, list(at)]
-            continue
-        if pl.kind[i] == "revolute":  # S_i = [e_z; 0]: the row n_z of A_i
-            own[0] = 0.0
-            if negated:
-                np.negative(work.Cn[z], out=own[1:])
+        revolute = pl.kind[i] == "revolute"  # S_i^T A_i: revolute S_i = [e_z; 0], the row n_z; else f_z
+        for k, t in zip(only, at):
+            entry = (work.Cn[z, k - 1] if k else None) if revolute else (work.Cf[z, k] if k <= 3 else None)
+            if entry is None:
+                own[t] = 0.0
+            elif negated:
+                np.negative(entry, out=own[t])
             else:
-                own[1:] = work.Cn[z]
-        else:  # S_i = [0; e_z]: the row f_z
-            if negated:
-                np.negative(work.Cf[z], out=own[:4])
-            else:
-                own[:4] = work.Cf[z]
-            own[4:] = 0.0
+                own[t] = entry
         if apart:
-            out[chain, start:start + width] = block
+            out[np.ix_(chain, [start + t for t in at])] = block[:, list(at)]
 
 
 _local = threading.local()  # per thread the last chunk's _Work: a run's chunks reuse its arrays
@@ -297,7 +275,7 @@ class _Work:
         self.T9 = np.empty((9, N))
         self.T4 = np.empty((4, N))
         self._terms = {}
-        self.terms = self.terms_for(UNTURNED)
+        self.terms = self.z = None  # `_coefficients`' (the body's)
 
     def terms_for(self, signed):
         """Per column of Y the terms of J^T A_i, (half of J, row r, A_i's entry, negated), from A_i's
@@ -405,16 +383,16 @@ def _prismatic_motion(m, qd, qdd, t):
     m[1, 2, 1] += qdd
 
 
-def _contract(work, J, out, only=None, at=None):
+def _contract(work, J, out, only, at):
     """out (d, 10, N) = J^T A_i for Jacobian columns J (2, 3, d, N), from A_i's rows in work.Cn, work.Cf:
     the angular half of J reaches Y's columns 1-9 (h, I), the linear half columns 0-3 (m, h). Column
     by column, the terms in `work.terms[c]` (A_i's entries not zero by construction), in order;
-    only: the columns made (default all ten), at: where each goes in out (default: its own place)."""
+    only: the columns made, at: where each goes in out."""
     d = J.shape[2]
     if d == 0:
         return
     t = work.t[0, :d]
-    for c, place in zip(range(10), range(10)) if only is None else zip(only, at):
+    for c, place in zip(only, at):
         terms, dest = work.terms[c], out[:, place]
         for k, (h, r, C, negated) in enumerate(terms):
             if k == 0:

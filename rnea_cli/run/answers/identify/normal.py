@@ -60,7 +60,8 @@ class NormalEquations:
         self._pending = None  # (q, qd, qdd, effort) of samples not yet a whole block
         # the regressor and each joint's rows of the steps summed and the one made, taken in turns,
         # and the pieces of one joint's step (`block_grams`, in the summing thread)
-        self._made = self.layout.compressed(self.columns)  # None: whole rows copied (`Layout.rows`)
+        made = self.layout.compressed(self.columns)  # the regressor's columns (None: all)
+        self._width = 10 * self.layout.model.n if made is None else len(made)
         self._Y = self._Z = [None] * (IN_FLIGHT + 1)
         self._scratch = None
 
@@ -113,23 +114,18 @@ class NormalEquations:
         in order to the totals."""
         N, n = len(q), self.layout.model.n
         if self._Y[0] is None:  # the regressor's arrays, made again step after step (their zero blocks stay 0)
-            width = 10 * n if self._made is None else len(self._made)
-            self._Y = [np.zeros((n, width, STEP)) for _ in self._Y]
-            extra = 0 if self._made is None else self.layout.inertial
-            self._Z = [[np.empty((int(np.sum(cols >= extra)) + 1, STEP)) for cols in self.columns] for _ in self._Z]
+            self._Y = [np.zeros((n, self._width, STEP)) for _ in self._Y]
+            inertial = self.layout.inertial  # each joint's friction rows and its effort's
+            self._Z = [[np.empty((int(np.sum(cols >= inertial)) + 1, STEP)) for cols in self.columns] for _ in self._Z]
         for arrays in (self._Y, self._Z):  # the arrays of the step summed longest ago: done with (see _wait)
             arrays.append(arrays.pop(0))
-        if self._made is None:  # each joint's rows copied whole, the effort's left last
-            rows, held = self.layout.rows(q, qd, qdd, self.columns, gravity=self.gravity, extra=1,
-                                          buffer=self._Y[-1], out=self._Z[-1])
-            rows = [[Z] for Z in rows]
-        else:  # each joint's inertial rows a view of the regressor, then its friction's and the effort's
-            rows, held = self.layout.parts(q, qd, qdd, self.columns, gravity=self.gravity, extra=1,
-                                           buffer=self._Y[-1], out=self._Z[-1]), None
+        # each joint's inertial rows (a view of the regressor where they can be), its friction's, the effort's
+        rows, held = self.layout.parts(q, qd, qdd, self.columns, gravity=self.gravity, extra=1, buffer=self._Y[-1],
+                                       out=self._Z[-1])
         if held is not None:
             effort = effort - held
         for r, parts in enumerate(rows):
-            parts[-1][-1] = effort[:, r]  # the row left for it (`rows`' or `parts`' extra)
+            parts[-1][-1] = effort[:, r]  # the row left for it (`parts`' extra)
         speed = np.abs(qd[:, self.layout.joints])
         kept = speed >= self.slowest
         self.moved |= np.any(kept & (speed != 0.0), axis=0)

@@ -110,38 +110,60 @@ class Layout:
         return W, held
 
     def compressed(self, columns):
-        """The regressor's columns that `rows` and `parts` make for `columns`, ascending, or None
-        where links or held parameters combine a body's columns (then every column is made)."""
+        """The regressor's columns that `parts` makes for `columns`, ascending, or None where links
+        or held parameters combine a body's columns (then every column is made)."""
         if self.links or self.held is not None:
             return None
         made = np.unique(np.concatenate([np.asarray(c, dtype=int) for c in columns] + [np.zeros(0, dtype=int)]))
         return made[made < self.inertial]
 
+    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY):
+        """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
+        `row_columns[r]`) of its row: a list of (len(columns[r]), N) arrays, the samples fastest;
+        and the held effort (N, movable joints) or None (`regressor_and_held`): `parts`, joined."""
+        found, held = self.parts(q, qd, qdd, columns, gravity=gravity)
+        return [np.concatenate(joint) for joint in found], held
+
     def parts(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
-        """`rows` without copying the regressor where it need not: per joint [its inertial rows,
-        the rest] (the rest: its friction rows, then `extra` rows for the caller, in out[r] (>= N
-        columns) when given). The inertial rows are a view of the regressor made of the columns
-        `compressed` alone (buffer: zeros (n, len(compressed), >= N), used again call after call)
-        where a joint's are side by side there (every joint of a chain), else a copy. Only for a
-        layout of every body whole, nothing held (`compressed` is not None)."""
-        made = self.compressed(columns)
-        N = len(q)
-        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, columns=made, compressed=True,
+        """`rows` in two parts a joint, [its inertial rows, the rest], and the held effort. The rest
+        is the joint's friction rows, then `extra` rows for the caller (in out[r], >= N columns,
+        when given). A link's columns are its body's times its T, and the held effort the body
+        columns times `held`, summed term by term in a fixed order (element-wise: a sample's bits
+        do not depend on its chunk). Where every body is whole and nothing held, the regressor is
+        made of the columns `compressed` alone, and a joint's inertial rows are a view of it where
+        they lie side by side there (every joint of a depth-first tree), else a copy. buffer:
+        zeros (n, len(compressed) or 10 n, >= N) to make the regressor in, the same array call
+        after call (`inertial.regressor`'s out)."""
+        made, N = self.compressed(columns), len(q)
+        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity, columns=made, compressed=made is not None,
                                out=None if buffer is None else buffer[:, :, :N])
-        Yt = Y.transpose(1, 2, 0)  # (n, made, N)
+        Yt = Y.transpose(1, 2, 0)  # (n, made or 10 bodies, N): the regressor's own memory order
         found = []
         for r, (i, cols) in enumerate(zip(self.joints, columns)):
             cols = np.asarray(cols, dtype=int)
             inert, friction = cols[cols < self.inertial], cols[cols >= self.inertial]
+            found.append([self._inertial_rows(Yt[i], inert, made), np.empty((len(friction) + extra, N))
+                          if out is None else out[r][:, :N]])
+            self._friction(r, i, friction, qd, qdd, found[-1][1])
+        return found, None if self.held is None else _combination(Y[:, self.joints], self.held)
+
+    def _inertial_rows(self, Y, inert, made):
+        """A joint's rows of W for the inertial columns `inert`, from its row Y (columns, N) of the
+        regressor (made of the columns `made` alone, or of all of them where made is None)."""
+        if made is not None:
             at = np.searchsorted(made, inert)
             if len(at) and at[-1] - at[0] + 1 == len(at):
-                rows = Yt[i, at[0]:at[-1] + 1]
+                return Y[at[0]:at[-1] + 1]
+            return Y[at]  # apart (a tree's branches): a copy
+        Z = np.empty((len(inert), Y.shape[1]))
+        for k, c in enumerate(inert):
+            block = self.links[c // 10] if self.links else None
+            if block is None:
+                Z[k] = Y[c]
             else:
-                rows = Yt[i, at]  # apart (a tree's branches): a copy
-            rest = np.empty((len(friction) + extra, N)) if out is None else out[r][:, :N]
-            self._friction(r, i, friction, qd, qdd, rest)
-            found.append([rows, rest])
-        return found
+                body = Y[10 * block.body:10 * block.body + 10]
+                Z[k] = body[c % 10] if block.moved is None else _combination(body.T, block.moved[:, c % 10])
+        return Z
 
     def _friction(self, r, i, friction, qd, qdd, into):
         """Joint r's (model joint i's) friction columns `friction` of W into the rows of `into`."""
@@ -158,36 +180,6 @@ class Layout:
                 into[k] = 1.0
             else:  # armature
                 into[k] = qdd[:, i]
-
-    def rows(self, q, qd, qdd, columns, *, gravity=engine.GRAVITY, extra=0, buffer=None, out=None):
-        """Of W, for each movable joint r, the columns `columns[r]` (ascending, a subset of
-        `row_columns[r]`) of its row: a list of (len(columns[r]) + extra, N) arrays, the samples
-        fastest, their last `extra` rows left for the caller; and the held effort (N, movable
-        joints) or None (`regressor_and_held`). A link's columns are its body's times its T, and
-        the held effort the body columns times `held`, summed term by term in a fixed order
-        (element-wise: a sample's bits do not depend on its chunk). buffer: zeros (n, 10 n, >= N)
-        to make the regressor in, the same array call after call (`inertial.regressor`'s out);
-        out: per joint an array (len(columns[r]) + extra, >= N) to fill (and return a view of)."""
-        made = self.compressed(columns)  # the regressor's columns needed
-        Y = inertial.regressor(self.model, q, qd, qdd, gravity=gravity,
-                               out=None if buffer is None else buffer[:, :, :len(q)], columns=made)
-        given = out
-        N, joints = len(Y), self.joints
-        Yt = Y.transpose(1, 2, 0)  # (n, 10 bodies, N): the regressor's own memory order
-        out = []
-        for r, (i, cols) in enumerate(zip(joints, columns)):
-            cols = np.asarray(cols, dtype=int)
-            inert = cols[cols < self.inertial]
-            Z = np.empty((len(cols) + extra, N)) if given is None else given[r][:, :N]
-            for k, c in enumerate(inert if not self.links else ()):  # row by row: faster than a gather
-                Z[k] = Yt[i, c]
-            for k, c in enumerate(inert if self.links else ()):
-                block = self.links[c // 10]
-                body = Yt[i, 10 * block.body:10 * block.body + 10]
-                Z[k] = body[c % 10] if block.moved is None else _combination(body.T, block.moved[:, c % 10])
-            self._friction(r, i, cols[len(inert):], qd, qdd, Z[len(inert):])
-            out.append(Z)
-        return out, None if self.held is None else _combination(Y[:, joints], self.held)
 
 
 def _combination(Y, w):
