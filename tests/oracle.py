@@ -16,9 +16,10 @@ def pin_model(urdf_path=None, xml=None, free=False):
 
 
 def pin_loadable_xml(path):
-    """The file's XML, with a <limit> added to revolute joints that lack one (urdfdom rejects those;
-    cassie has 16). Nothing else changes, so the dynamics compared are the file's."""
-    root = etree.parse(str(path)).getroot()
+    """The file's XML (or a URDF text's), with a <limit> added to revolute joints that lack one
+    (urdfdom rejects those; cassie has 16). Nothing else changes, so the dynamics compared are the file's."""
+    text = str(path)
+    root = etree.fromstring(text.encode()) if text.lstrip().startswith("<") else etree.parse(text).getroot()
     for joint in root.iterfind("joint"):
         if joint.get("type") == "revolute" and joint.find("limit") is None:
             etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")

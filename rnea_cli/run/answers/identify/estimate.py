@@ -109,9 +109,14 @@ def _solve(G, b, source, deficient=False):
     every base parameter): an IdentificationError, or with deficient=True (for `estimate`, whose
     prior holds what the data do not say) the pivoted Cholesky factor (k, r) of what the data do
     determine and the solution x = F z of least norm in F's columns."""
+    # each pivot is judged against its own column's scale, not against the largest pivot: S G S with
+    # S = diag(1 / sqrt(G_ii)) rounded to powers of two, whose factor is exactly S L (so the same bits
+    # as unscaled where every pivot passes). Unscaled, a joint whose effort is 1e5 times another's
+    # (a PR2's torso beside its fingers) made the other joint's parameters look undetermined.
+    scale = np.ldexp(1.0, -np.frexp(np.sqrt(np.diagonal(G)))[1])
     try:
         L = fl.cholesky(G)
-        pivots = np.diagonal(L) ** 2
+        pivots = (np.diagonal(L) * scale) ** 2
         if pivots.min() > DEFICIENT * pivots.max():
             return fl.solve_upper(L.T, fl.solve_lower(L, b)), L
     except np.linalg.LinAlgError:
@@ -119,7 +124,7 @@ def _solve(G, b, source, deficient=False):
     if not deficient:
         raise IdentificationError(source, None, "the data do not determine the base parameters (the trajectory "
                                                 "does not excite them)")
-    F = fl.pivoted_cholesky(G, DEFICIENT)
+    F = fl.pivoted_cholesky(scale[:, None] * G * scale, DEFICIENT) / scale[:, None]
     C = fl.cholesky(fl.matmul(F.T, F))  # F^T F z = y, F^T F y = F^T b: G x = b for x = F z
     y = fl.solve_upper(C.T, fl.solve_lower(C, fl.matvec(F.T, b)))
     return fl.matvec(F, fl.solve_upper(C.T, fl.solve_lower(C, y))), F
