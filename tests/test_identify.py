@@ -148,13 +148,17 @@ class Robot:
 
     def __init__(self, seed, cad=None):
         """cad: another URDF of the UR5 as the CAD model (the truth is the corpus's, perturbed)."""
+        path = corpus_robot("ur5")
+        self._start(load(cad or path), path, seed)
+        self.viscous, self.coulomb = self.rng.uniform(0.5, 3, self.model.n), self.rng.uniform(0.5, 3, self.model.n)
+
+    def _start(self, model, truth, seed):
+        """The CAD model, its layout and base parameters, and Pinocchio's model of the URDF `truth`
+        (a path or text) perturbed by the first draws of the seed's generator."""
         from oracle import pin_loadable_xml, pin_model
 
-        path = corpus_robot("ur5")
-        self.model = load(cad or path)
-        self.rng = np.random.default_rng(seed)
-        self.true = perturbed(pin_model(xml=pin_loadable_xml(path)), self.rng)
-        self.viscous, self.coulomb = self.rng.uniform(0.5, 3, self.model.n), self.rng.uniform(0.5, 3, self.model.n)
+        self.model, self.rng = model, np.random.default_rng(seed)
+        self.true = perturbed(pin_model(xml=pin_loadable_xml(truth)), self.rng)
         self.layout = identify.layout(self.model)
         self.base = base_parameters(self.model)
 
@@ -183,13 +187,7 @@ class AnyRobot(Robot):
     written, the truth perturbed, friction 5-20 % of each joint's RMS effort on a well-excited run."""
 
     def __init__(self, xml, seed):
-        from oracle import pin_loadable_xml, pin_model
-
-        self.model = load_urdf(xml)
-        self.rng = np.random.default_rng(seed)
-        self.true = perturbed(pin_model(xml=pin_loadable_xml(xml)), self.rng)
-        self.layout = identify.layout(self.model)
-        self.base = base_parameters(self.model)
+        self._start(load_urdf(xml), xml, seed)
         motion = fourier_motion(np.random.default_rng(seed + 1000), self.model.n, 5.0, 1.0)
         zero = np.zeros(self.model.n)
         rms = np.sqrt(np.mean(pin_efforts(self.true, self.model.joint_names, *motion, zero, zero) ** 2, axis=0))
