@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-quick shared-robots clean
+.PHONY: demo test bench bench-quick shared-robots cpus clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,16 @@ demo: $(VENV)/.runtime
 	@echo "torques written to /tmp/rnea-demo-torques.csv; first rows:"
 	@head -3 /tmp/rnea-demo-torques.csv
 
-test: $(VENV)/.test
+# Another CPU for the same-bits tests: a 64-bit ARM Python under qemu (tests/cpus/aarch64.sh; as
+# root, from Debian's packages and the package index). Where it cannot be made, `make test` goes on
+# without it and tests/test_same_bits.py says so (a failure under CI=true).
+CPUS := .cpus
+$(CPUS)/aarch64/.ready: pyproject.toml tests/cpus/aarch64.sh | $(VENV)/.test
+	bash tests/cpus/aarch64.sh $(CPUS)/aarch64 $(BIN)/pip || echo "no aarch64 for the same-bits tests (see above)"
+
+cpus: $(CPUS)/aarch64/.ready
+
+test: $(VENV)/.test cpus
 	$(BIN)/python -m pytest -q
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
@@ -40,4 +49,4 @@ shared-robots:
 		{ echo "the benchmarks need ../shared/urdf (iiwa14.urdf, simple_humanoid.urdf) beside this clone"; exit 2; }
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(CPUS) build *.egg-info .pytest_cache .hypothesis

@@ -8,6 +8,8 @@ from rnea_cli import load_urdf
 from rnea_cli.dynamics.engine import inverse_dynamics
 from rnea_cli.dynamics.kinematics import body_placements
 
+from motion import random_base, random_motion  # noqa: F401  (the tests take them from here too)
+
 
 def pin_model(urdf_path=None, xml=None, free=False):
     """Pinocchio's model of a URDF file or text; free: on a free-flyer root joint."""
@@ -38,10 +40,6 @@ def fixed_as_revolute(xml):
             etree.SubElement(joint, "axis", xyz="0 0 1")
             etree.SubElement(joint, "limit", effort="1", velocity="1", lower="-1", upper="1")
     return etree.tostring(root, encoding="unicode")
-
-
-def random_motion(rng, N, n):
-    return rng.uniform(-3, 3, (N, n)), rng.normal(0, 2, (N, n)), rng.normal(0, 5, (N, n))
 
 
 def swap_halves(x):
@@ -152,13 +150,6 @@ def pin_full(pm, joint_names, q, qd, qdd, *, gravity=(0.0, 0.0, -9.81), base=Non
         for i, j in enumerate(ids):
             W[k, i] = np.r_[data.f[j].angular, data.f[j].linear]
     return tau, base_wrench, W
-
-
-def random_base(rng, N):
-    """Random floating-base states: pose with a unit quaternion (x, y, z, w), twist, dtwist."""
-    quat = rng.normal(size=(N, 4))
-    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
-    return np.column_stack([rng.normal(size=(N, 3)), quat]), rng.normal(size=(N, 6)), rng.normal(size=(N, 6))
 
 
 def pin_link_wrenches(pm, joint_names, q, applied, frame="world", base_pose=None):

@@ -4,7 +4,9 @@ Three layers, so that the property is seen on any machine, not only on one whose
 to agree: the code is read for operations whose rounding depends on the CPU or on the length of
 the call (BLAS, SIMD reductions, libm); a sample is computed alone and inside chunks of every
 length around it; and the same computation runs in child processes under each BLAS kernel and
-each numpy SIMD level this CPU can run, which must all print the same bytes."""
+each numpy SIMD level this CPU can run, and on three 64-bit ARM CPUs under qemu (an ARM Python
+with the same packages, made by `make cpus`: tests/cpus/aarch64.sh), which must all print the
+same bytes."""
 
 import ast
 import json
@@ -17,8 +19,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, corpus_params, corpus_robot, need_corpus
-from oracle import random_base, random_motion
+from conftest import ROOT, corpus_params, corpus_robot, need_corpus, under_ci
+from motion import random_base, random_motion
 from random_urdf import random_urdf
 from rnea_cli.dynamics import engine
 from rnea_cli import load_urdf
@@ -144,7 +146,7 @@ CHILD = r"""
 import hashlib, json, sys
 import numpy as np, threadpoolctl
 sys.path.insert(0, sys.argv[1])
-from oracle import random_base, random_motion
+from motion import random_base, random_motion
 from random_urdf import random_urdf
 from rnea_cli import load_urdf
 from rnea_cli.dynamics import engine, spatial
@@ -182,13 +184,36 @@ def _cpu_flags():
     return set(next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []))
 
 
+# Another CPU: a 64-bit ARM Python with .venv's packages (tests/cpus/aarch64.sh, by `make cpus`),
+# run by qemu's user-mode emulator as each of these CPUs. Their numpy and OpenBLAS pick other
+# kernels: ARMv8.0 NEON alone (numpy's baseline, OpenBLAS cortexa57: a Jetson Nano's), ARMv8.2
+# with the half-precision and dot-product extensions (neoversen1: Graviton 2, Ampere), and qemu's
+# newest, with SVE and SME (armv9sme).
+AARCH64 = ROOT / ".cpus" / "aarch64"
+ARM_CPUS = ("cortex-a57", "neoverse-n1", "max")
+
+
+def arm_ready():
+    return (AARCH64 / ".ready").is_file() and platform.machine() not in ("aarch64", "arm64")
+
+
+def _command(extra):
+    """The child's interpreter and the variables it needs: this Python, or under `QEMU_CPU` the
+    ARM one (its paths below AARCH64/root, the packages in AARCH64/site, rnea_cli from ROOT)."""
+    if "QEMU_CPU" not in extra:
+        return [sys.executable], {}
+    return (["qemu-aarch64-static", "-L", str(AARCH64 / "root"), str(AARCH64 / "root/usr/bin/python3.11")],
+            {"PYTHONPATH": os.pathsep.join([str(AARCH64 / "site"), str(ROOT)])})
+
+
 def _variants():
     """Environments for the children: the machine's own, then each OpenBLAS kernel this CPU can
     run (x86-64: SSE3 Prescott without FMA, AVX Sandybridge, AVX2 Haswell, AVX-512 SkylakeX), and
     numpy without its dispatched SIMD levels (baseline only, then without AVX-512, then without
-    each AVX-512 level above the next one down: an Ice Lake's and a Skylake-X's numpy). These
-    variables are set here in the children only, to see other CPUs' kernels on this one; the
-    suite itself runs with the machine's settings."""
+    each AVX-512 level above the next one down: an Ice Lake's and a Skylake-X's numpy), then the
+    ARM CPUs (ARM_CPUS) where `make cpus` made their Python. These variables are set here in the
+    children only, to see other CPUs' kernels on this one; the suite itself runs with the
+    machine's settings."""
     from numpy._core import _multiarray_umath as umath
 
     variants = [{}]
@@ -206,6 +231,8 @@ def _variants():
             variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(wide)})
         for k in range(1, len(wide)):  # each older AVX-512 CPU's numpy: the levels above its own off
             variants.append({"NPY_DISABLE_CPU_FEATURES": " ".join(wide[k:])})
+    if arm_ready():
+        variants += [{"QEMU_CPU": cpu} for cpu in ARM_CPUS]
     return variants
 
 
@@ -217,13 +244,35 @@ def in_every_variant(child, args, tmp_path, timeout=600):
     script.write_text(child)
     results = []
     for extra in _variants():
-        done = subprocess.run([sys.executable, str(script), str(ROOT / "tests"), *map(str, args)],
-                              env=dict(os.environ, **extra), capture_output=True, text=True, timeout=timeout)
+        python, more = _command(extra)
+        done = subprocess.run([*python, str(script), str(ROOT / "tests"), *map(str, args)],
+                              env=dict(os.environ, **extra, **more), capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, (extra, done.stderr[-2000:])
         results.append((extra, json.loads(done.stdout.splitlines()[-1])))
     seen = {json.dumps([r["blas"], r["simd"]]) for _, r in results}
     assert len(seen) >= min(2, len(results)), f"the variants ran no other kernel: {results}"
     return results
+
+
+def test_another_cpu_is_there_to_compare_with():
+    """The ARM variants run only where `make cpus` made their Python (as root, from Debian's
+    packages): without it the children compare x86 kernels alone, which this says (a failure
+    under CI=true, whose .ci/run makes it)."""
+    if platform.machine() in ("aarch64", "arm64"):
+        pytest.skip("this machine is an ARM one: its own kernels are the other CPU's")
+    if not arm_ready():
+        message = f"no ARM Python at {AARCH64} (make cpus): the same bits were compared on this CPU's kernels only"
+        if under_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    labels = {json.dumps([r["blas"], r["simd"]]) for r in (
+        json.loads(subprocess.run([*_command({"QEMU_CPU": cpu})[0], "-c", REPORT_CHILD], capture_output=True, text=True,
+                                  check=True, env=dict(os.environ, QEMU_CPU=cpu, **_command({"QEMU_CPU": cpu})[1])
+                                  ).stdout) for cpu in ARM_CPUS)}
+    assert len(labels) == len(ARM_CPUS), f"the ARM CPUs ran the same kernels: {labels}"
+
+
+REPORT_CHILD = "import json, threadpoolctl\n" + REPORT + "print(json.dumps({'blas': blas, 'simd': simd}))\n"
 
 
 def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
@@ -232,6 +281,48 @@ def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp
     first = results[0][1]["digest"]
     differ = [(extra, r["blas"], r["simd"]) for extra, r in results if r["digest"] != first]
     assert not differ, f"other bits than the machine's ({results[0][1]['blas']}, {results[0][1]['simd']}): {differ}"
+
+
+# The commands themselves, files in and files out: what a user on another machine diffs
+COMMANDS = r"""
+import hashlib, json, pathlib, sys, tempfile
+import numpy as np, threadpoolctl
+from click.testing import CliRunner
+from rnea_cli.cli import main
+robots = pathlib.Path(sys.argv[2])
+arm, traj, measured, held = (str(robots / f) for f in ("arm7.urdf", "arm7_traj.csv", "arm7_real_excite.csv",
+                                                       "arm7_real_traj.csv"))
+out = {}
+with tempfile.TemporaryDirectory() as tmp:
+    tmp = pathlib.Path(tmp)
+    for name, args, files in (
+            ("torques", ["torques", arm, traj, "--split", "--friction"], []),
+            ("torques derived", ["torques", arm, measured, "--smooth", "0.2"], []),
+            ("torques parquet", ["torques", arm, traj, "-o", tmp / "tau.parquet"], ["tau.parquet"]),
+            ("check", ["check", arm, traj, "--margin", "0.5", "--format", "json"], []),
+            ("identify", ["identify", arm, measured, "--smooth", "0.2", "--validate", held, "--format", "json",
+                          "-o", tmp / "id.urdf"], ["id.urdf"]),
+            ("identify ols", ["identify", arm, measured, "--smooth", "0.2", "--ols", "--format", "json"], []),
+            ("excite", ["excite", arm, "--duration", "4", "--rate", "25", "--steps", "4", "-o", tmp / "x.csv"],
+             ["x.csv"])):
+        result = CliRunner().invoke(main, [str(a) for a in args + ["-q"]], catch_exceptions=False)
+        assert result.exit_code in (0, 1), (name, result.exit_code, result.stderr)
+        h = hashlib.sha256(result.stdout_bytes)
+        for f in files:
+            h.update((tmp / f).read_bytes())
+        out[name] = h.hexdigest()
+""" + REPORT + """print(json.dumps({"blas": blas, "simd": simd, "digests": out}))
+"""
+
+
+def test_the_commands_write_the_same_bytes_under_every_kernel_and_on_arm(tmp_path):
+    """`rnea torques` (CSV with --split and --friction, from derived rates, Parquet), `check`'s JSON,
+    `identify`'s report and URDF (and --ols), `excite`'s CSV: the bytes a user would diff, in
+    child processes under each kernel of this CPU and on the ARM CPUs."""
+    results = in_every_variant(COMMANDS, [ROOT / "robots"], tmp_path, timeout=900)
+    first = results[0][1]["digests"]
+    differ = [(extra, r["blas"], name) for extra, r in results for name, d in r["digests"].items() if d != first[name]]
+    assert not differ, f"other bytes than the machine's ({results[0][1]['blas']}): {differ}"
 
 
 @pytest.mark.parametrize("path", corpus_params(["ur5"]))
