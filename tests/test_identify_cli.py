@@ -189,3 +189,79 @@ def test_a_joint_at_rest_is_refused_for_friction_only_and_a_run_given_up_stops_t
     with pytest.raises(RneaError, match="effort"):
         identify.identify_runs(robot.model.source, [runs[0], tmp_path / "bad.csv"], threads=2)
     assert not [t for t in threading.enumerate() if t.name.startswith("rnea-sums")]
+
+
+def test_every_source_identifies_as_the_csv_does(tmp_path):
+    """The measured arm7 run (q with encoder noise, effort) as Parquet and as ROS 1 and MCAP bags of
+    JointState (names shuffled): the same report and URDF, byte for byte, as from the CSV."""
+    from bagfiles import bag_path, write_joint_states
+
+    measured = pl.read_csv(ROBOTS / "arm7_real_excite.csv")
+    names = [c[2:] for c in measured.columns if c.startswith("q_")]
+    q, effort = (measured.select(f"{p}_{j}" for j in names).to_numpy() for p in ("q", "effort"))
+    measured.write_parquet(tmp_path / "run.parquet")
+    sources = [tmp_path / "run.parquet"]
+    for fmt in ("ros1", "mcap"):
+        sources.append(write_joint_states(bag_path(tmp_path, fmt), fmt, names, measured["time"].to_numpy(), q,
+                                          effort=effort, order=[3, 1, 0, 2, 6, 5, 4]))
+    outputs = []
+    for k, source in enumerate([ROBOTS / "arm7_real_excite.csv"] + sources):
+        out = tmp_path / f"identified{k}.urdf"
+        result = run("identify", ARM, source, "--smooth", "0.2", "--format", "json", "-q", "-o", out)
+        assert result.exit_code == 0, (source, result.stderr)
+        outputs.append((result.stdout, out.read_bytes()))
+    assert json.loads(outputs[0][0])["consistent"]
+    for source, got in zip(sources, outputs[1:]):
+        assert got == outputs[0], source
+
+
+def test_currents_of_a_ur_rtde_log_through_the_drives(tmp_path):
+    """A UR RTDE log (`--preset ur-rtde`) whose actual_current_i is the joint torque over the drive's
+    torque_constant x gear_ratio x efficiency: `--effort-is current --actuators` identifies what the
+    torques themselves do (the drives' file converts the current; their rotor inertia and friction
+    are not subtracted: `--armature` and the friction estimate take them, docs/identify.md)."""
+    import yaml
+
+    drives_path = ROBOTS / "arm7_drives.yaml"
+    drives = yaml.safe_load(drives_path.read_text())
+    measured = pl.read_csv(ROBOTS / "arm7_real_excite.csv")
+    names = [c[2:] for c in measured.columns if c.startswith("q_")]
+    t = measured["time"].to_numpy()
+    q, effort = (measured.select(f"{p}_{j}" for j in names).to_numpy() for p in ("q", "effort"))
+    qd = np.gradient(q, t, axis=0)
+    factor = np.array([drives[j]["torque_constant"] * drives[j]["gear_ratio"] * drives[j]["efficiency"]
+                       for j in names])
+    current = effort / factor
+    torque = {"time": t, **{f"{p}_{j}": x[:, i] for p, x in (("q", q), ("qd", qd)) for i, j in enumerate(names)},
+              **{f"effort_{j}": current[:, i] * factor[i] for i, j in enumerate(names)}}
+    pl.DataFrame(torque).write_csv(tmp_path / "torque.csv")
+    log = {"timestamp": t, **{f"{p}_{i}": x[:, i] for p, x in (("actual_q", q), ("actual_qd", qd),
+                                                              ("actual_current", current)) for i in range(len(names))}}
+    pl.DataFrame(log).write_csv(tmp_path / "robot_data.txt", separator=" ")
+    reports = []
+    for args in (["torque.csv"], ["robot_data.txt", "--input-format", "csv", "--preset", "ur-rtde", "--effort-is",
+                                  "current", "--actuators", drives_path]):
+        result = run("identify", ARM, tmp_path / args[0], *args[1:], "--format", "json", "-q")
+        assert result.exit_code == 0, (args, result.stderr)
+        reports.append(json.loads(result.stdout))
+    a, b = ([j["friction"][k] for j in r["joints"] for k in ("viscous", "coulomb")] + [p["value"] for p in r["base_parameters"]]
+            for r in reports)
+    np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+    assert reports[1]["consistent"] and reports[1]["samples"] == len(t)
+    result = run("identify", ARM, tmp_path / "robot_data.txt", "--input-format", "csv", "--preset", "ur-rtde",
+                 "--effort-is", "current")
+    assert result.exit_code == 2 and "--effort-is current: needs --actuators" in result.stderr, result.stderr
+
+
+def test_a_solver_that_does_not_converge_is_one_line_and_no_file(ur5_runs, tmp_path, monkeypatch):
+    """Never a silent bad model: the consistent estimate given too few Newton steps to converge
+    says so in one line, exit 2, and writes no URDF."""
+    import importlib
+
+    robot, runs, held_out, folder = ur5_runs
+    # the module (the package's `estimate` is its function)
+    monkeypatch.setattr(importlib.import_module("rnea_cli.run.answers.identify.estimate"), "NEWTON", 2)
+    out = tmp_path / "x.urdf"
+    result = run("identify", robot.model.source, runs[0], "-o", out)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "did not converge in 2 Newton steps" in result.stderr and not out.exists(), result.stderr
