@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import corpus_robot, load
+from conftest import corpus_params, corpus_robot, load, need_corpus
 from random_urdf import random_urdf
 from rnea_cli import base_parameters, load_urdf, regressor
 from rnea_cli.run.answers import identify
@@ -225,6 +225,36 @@ def test_a_joint_with_1e5_times_anothers_effort_does_not_hide_the_others_paramet
                     / np.mean(effort ** 2, axis=0))
     assert error.max() <= 1e-6, dict(zip(robot.model.joint_names, error))
     assert all_consistent(robot.model, found.theta)
+
+
+@pytest.mark.parametrize("name, xml", [pytest.param(p.values[0], None, id=p.id) for p in corpus_params(
+    ["iiwa14", "kinova_j2s6s200", "double_pendulum", "panda", "baxter"])] + [
+    pytest.param(None, random_urdf(s)[0], id=f"tree{s}") for s in (3, 11, 17)])
+def test_on_shared_robots_and_random_trees_the_issues_three_runs(name, xml):
+    """The issue's points beyond the UR5, each robot's truth its URDF 10-30 % off with friction, the
+    efforts through Pinocchio (benchmarks/identify_sweep.py at seed 0; the Panda's finger mimic cut
+    loose): noiseless, a held-out run is reproduced to 1e-6 (measured 1e-14 to 1.2e-11); with 1 %
+    noise on a well-excited run the estimate is within noise of least squares (0.71-1.07x its
+    held-out error; here at most 1.25x); on 3 s of small motion with 3 % noise it is below least
+    squares' and 4x below the URDF's (so 4x below both where least squares is worse than the URDF,
+    the issue's case: Baxter, Kinova, Panda here; docs/identify.md). Every body consistent."""
+    if xml is None:
+        xml = need_corpus(name).read_text()
+    case = AnyRobot(xml, 0)
+    held_out = case.run(10.0, 1.0)
+    normal = case.normal_equations(*case.run(10.0, 1.0))
+    found = identify.estimate(normal, case.base).theta
+    assert case.held_out_error(found, held_out) <= 1e-6 and all_consistent(case.model, found)
+    normal = case.normal_equations(*case.run(20.0, 1.0, noise=0.01))
+    found = identify.estimate(normal, case.base).theta
+    ols = identify.ols(normal, case.base).theta
+    assert case.held_out_error(found, held_out) <= 1.25 * case.held_out_error(ols, held_out)
+    assert all_consistent(case.model, found)
+    normal = case.normal_equations(*case.run(3.0, 0.15, noise=0.03))
+    found = identify.estimate(normal, case.base).theta
+    weak, ols, urdf = (case.held_out_error(theta, held_out) for theta in (
+        found, identify.ols(normal, case.base).theta, case.layout.parameters()))
+    assert weak <= ols and 4 * weak <= urdf and all_consistent(case.model, found), (weak, ols, urdf)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 6, 7, 8])
