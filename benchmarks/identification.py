@@ -93,6 +93,36 @@ def identify_end_to_end(rows=1_000_000, loop_samples=50_000, repeats=2):
     return {"rows": rows, "loop_s": min(loop_t), "ours_s": min(ours_t), "regressor": regressor()}
 
 
+IIWA14 = UR5.with_name("iiwa14.urdf")
+
+
+def identify_memory(measure, rows=10_000_000, block=250_000):
+    """(wall s, peak RSS MB) of `rnea identify iiwa14.urdf` over a CSV of `rows` samples of the 7-DoF
+    arm (the issue's 10M in at most 500 MB): measure(cmd) is run.py's run_measured. The CSV (about
+    6 GB) is written once, block by block: random motion, effort from rnea's engine plus viscous
+    and Coulomb friction (what is fitted does not matter here, only that the run streams)."""
+    from rnea_cli import load_urdf, rnea
+    from rnea_cli.outputs.writers import table_writer
+
+    model = load_urdf(str(IIWA14))
+    path = HERE / "data" / f"iiwa14_identify_{rows}.csv"
+    if not path.exists():
+        print(f"  writing {path.name} ({rows:,} rows)...", flush=True)
+        path.parent.mkdir(exist_ok=True)
+        names = ["time"] + [f"{p}_{j}" for p in ("q", "qd", "qdd", "effort") for j in model.joint_names]
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            writer = table_writer(f, "csv", names, names)
+            for start in range(0, rows, block):
+                q, qd, qdd = _motion(model, min(block, rows - start), seed=start // block)
+                effort = rnea(model, q, qd, qdd) + 0.5 * qd + 0.8 * np.sign(qd)
+                writer.write(np.column_stack([np.arange(start, start + len(q)) * 1e-3, q, qd, qdd, effort]))
+            writer.close()
+        tmp.replace(path)
+    wall, _, mb = measure([RNEA, "identify", IIWA14, path, "-q", "--format", "json"])
+    return {"rows": rows, "wall_s": wall, "peak_mb": mb}
+
+
 if __name__ == "__main__":  # this section alone: python benchmarks/identification.py [rows]
     result = identify_end_to_end(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
     reg = result["regressor"]
