@@ -265,14 +265,26 @@ def test_another_cpu_is_there_to_compare_with():
         if under_ci():
             pytest.fail(message)
         pytest.skip(message)
-    labels = {json.dumps([r["blas"], r["simd"]]) for r in (
-        json.loads(subprocess.run([*_command({"QEMU_CPU": cpu})[0], "-c", REPORT_CHILD], capture_output=True, text=True,
-                                  check=True, env=dict(os.environ, QEMU_CPU=cpu, **_command({"QEMU_CPU": cpu})[1])
-                                  ).stdout) for cpu in ARM_CPUS)}
+    labels, here = set(), _versions()
+    for cpu in ARM_CPUS:
+        python, more = _command({"QEMU_CPU": cpu})
+        done = subprocess.run([*python, "-c", KERNELS], env=dict(os.environ, QEMU_CPU=cpu, **more),
+                              capture_output=True, text=True, check=True)
+        got = json.loads(done.stdout)
+        assert got["versions"] == here, f"the ARM Python's packages are not .venv's (make cpus again): {got}"
+        labels.add(json.dumps([got["blas"], got["simd"]]))
     assert len(labels) == len(ARM_CPUS), f"the ARM CPUs ran the same kernels: {labels}"
 
 
-REPORT_CHILD = "import json, threadpoolctl\n" + REPORT + "print(json.dumps({'blas': blas, 'simd': simd}))\n"
+def _versions():
+    import importlib.metadata
+
+    return {name: importlib.metadata.version(name) for name in ("numpy", "scipy", "polars", "pyarrow", "lxml")}
+
+
+KERNELS = ("import json, threadpoolctl\n" + REPORT + "import importlib.metadata as m\n"
+           "print(json.dumps({'blas': blas, 'simd': simd, 'versions': {name: m.version(name) for name in "
+           "('numpy', 'scipy', 'polars', 'pyarrow', 'lxml')}}))\n")
 
 
 def test_the_same_bytes_under_every_blas_kernel_and_simd_level_this_cpu_runs(tmp_path):
