@@ -26,8 +26,8 @@ demo: $(VENV)/.runtime
 # root, from Debian's packages and the package index). Where it cannot be made, `make test` goes on
 # without it and tests/test_same_bits.py says so (a failure under CI=true).
 CPUS := .cpus
-$(CPUS)/aarch64/.ready: pyproject.toml tests/cpus/aarch64.sh | $(VENV)/.test
-	bash tests/cpus/aarch64.sh $(CPUS)/aarch64 $(BIN)/pip || echo "no aarch64 for the same-bits tests (see above)"
+$(CPUS)/aarch64/.ready: pyproject.toml tests/cpus/aarch64.sh $(VENV)/.test
+	bash tests/cpus/aarch64.sh $(CPUS)/aarch64 $(BIN)/python || echo "no ARM Python for the same-bits tests (see above)"
 
 cpus: $(CPUS)/aarch64/.ready
 

@@ -96,16 +96,21 @@ def identify_end_to_end(rows=1_000_000, loop_samples=50_000, repeats=2):
 IIWA14 = UR5.with_name("iiwa14.urdf")
 
 
+def identify_memory_file(rows=10_000_000):
+    return HERE / "data" / f"iiwa14_identify_{rows}.csv"
+
+
 def identify_memory(measure, rows=10_000_000, block=250_000):
     """(wall s, peak RSS MB) of `rnea identify iiwa14.urdf` over a CSV of `rows` samples of the 7-DoF
-    arm (the issue's 10M in at most 500 MB): measure(cmd) is run.py's run_measured. The CSV (about
-    6 GB) is written once, block by block: random motion, effort from rnea's engine plus viscous
-    and Coulomb friction (what is fitted does not matter here, only that the run streams)."""
+    arm (the issue's 10M in at most 500 MB): measure(cmd) is run.py's run_measured. The CSV (5.5 GB
+    for 10M) is written once, block by block, into a temporary file renamed when whole (delete it
+    after a change here): random motion, effort from rnea's engine plus viscous and Coulomb friction
+    (what is fitted does not matter here, only that the run streams)."""
     from rnea_cli import load_urdf, rnea
     from rnea_cli.outputs.writers import table_writer
 
     model = load_urdf(str(IIWA14))
-    path = HERE / "data" / f"iiwa14_identify_{rows}.csv"
+    path = identify_memory_file(rows)
     if not path.exists():
         print(f"  writing {path.name} ({rows:,} rows)...", flush=True)
         path.parent.mkdir(exist_ok=True)

@@ -222,13 +222,14 @@ def test_currents_of_a_ur_rtde_log_through_the_drives(tmp_path):
     are not subtracted: `--armature` and the friction estimate take them, docs/identify.md)."""
     import yaml
 
-    drives_path = ROBOTS / "arm7_drives.yaml"
+    from arm7 import DRIVES as drives_path, JOINTS as names
+
     drives = yaml.safe_load(drives_path.read_text())
     measured = pl.read_csv(ROBOTS / "arm7_real_excite.csv")
-    names = [c[2:] for c in measured.columns if c.startswith("q_")]
     t = measured["time"].to_numpy()
     q, effort = (measured.select(f"{p}_{j}" for j in names).to_numpy() for p in ("q", "effort"))
     qd = np.gradient(q, t, axis=0)
+    # the issue's formula for a current's torque (test_cmd_compare checks it against Pinocchio)
     factor = np.array([drives[j]["torque_constant"] * drives[j]["gear_ratio"] * drives[j]["efficiency"]
                        for j in names])
     current = effort / factor
