@@ -416,6 +416,20 @@ def test_too_few_samples_or_a_still_joint_is_refused():
         identify.estimate(robot.normal_equations(motion, effort), robot.base)
 
 
+def test_too_few_samples_says_how_many_more_at_the_rate_the_run_gave_equations():
+    """Each sample gives one equation a joint, less where a joint is slower than --min-speed: 5 UR5
+    samples, joint 0 at rest in 3 of them, give 27 equations for 48 base parameters; 22 more at
+    27 / 5 a sample is 5 more samples (it said "at least 4", as if each gave 6)."""
+    robot = Robot(2)
+    (q, qd, qdd), effort = robot.run(0.05, 0.5)
+    assert len(q) == 5 and np.all(np.abs(qd) > 0.01)
+    qd[:3, 0] = 0.0
+    with pytest.raises(identify.IdentificationError, match=r"5 samples of 6 joints \(27 rows at their --min-speed "
+                                                           r"or faster\) are too few for 48 base parameters: give "
+                                                           r"about 5 more like these"):
+        identify.ols(robot.normal_equations((q, qd, qdd), effort), robot.base)
+
+
 # -- the URDF written back -------------------------------------------------------------------
 
 def without_identified(xml):

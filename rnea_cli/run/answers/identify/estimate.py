@@ -90,10 +90,13 @@ def _checked(normal, base):
                                                       "run where it moves)")
     rows, joints = int(np.sum(normal.rows)), len(layout.joints)
     if rows <= base.rank:
-        more = math.ceil((base.rank + 1 - rows) / max(joints, 1))
+        if 0 < rows < normal.count * joints:  # samples left out of some joints' equations: more like these
+            more = f"about {math.ceil((base.rank + 1 - rows) * normal.count / rows)} more like these"
+        else:  # each sample one equation a joint: a bound
+            more = f"at least {math.ceil((base.rank + 1 - rows) / max(joints, 1))} more"
         slow = f" ({rows} rows at their --min-speed or faster)" if rows < normal.count * joints else ""
         raise IdentificationError(model.source, None, f"{normal.count} samples of {joints} joints{slow} are too few "
-                                                      f"for {base.rank} base parameters: give at least {more} more")
+                                                      f"for {base.rank} base parameters: give {more}")
 
 
 def weighted(normal, base, sigma):
