@@ -191,21 +191,32 @@ def test_a_joint_at_rest_is_refused_for_friction_only_and_a_run_given_up_stops_t
     assert not [t for t in threading.enumerate() if t.name.startswith("rnea-sums")]
 
 
+MEASURED = ROBOTS / "arm7_real_excite.csv"
+
+
+def measured_run():
+    """The shipped measured arm7 run (q with encoder noise, effort): its frame, time, q, effort and
+    the joints' names."""
+    from arm7 import JOINTS
+
+    frame = pl.read_csv(MEASURED)
+    q, effort = (frame.select(f"{p}_{j}" for j in JOINTS).to_numpy() for p in ("q", "effort"))
+    return frame, frame["time"].to_numpy(), q, effort, JOINTS
+
+
 def test_every_source_identifies_as_the_csv_does(tmp_path):
-    """The measured arm7 run (q with encoder noise, effort) as Parquet and as ROS 1 and MCAP bags of
-    JointState (names shuffled): the same report and URDF, byte for byte, as from the CSV."""
+    """The measured arm7 run as Parquet and as ROS 1 and MCAP bags of JointState (names shuffled):
+    the same report and URDF, byte for byte, as from the CSV."""
     from bagfiles import bag_path, write_joint_states
 
-    measured = pl.read_csv(ROBOTS / "arm7_real_excite.csv")
-    names = [c[2:] for c in measured.columns if c.startswith("q_")]
-    q, effort = (measured.select(f"{p}_{j}" for j in names).to_numpy() for p in ("q", "effort"))
-    measured.write_parquet(tmp_path / "run.parquet")
+    frame, t, q, effort, names = measured_run()
+    frame.write_parquet(tmp_path / "run.parquet")
     sources = [tmp_path / "run.parquet"]
     for fmt in ("ros1", "mcap"):
-        sources.append(write_joint_states(bag_path(tmp_path, fmt), fmt, names, measured["time"].to_numpy(), q,
-                                          effort=effort, order=[3, 1, 0, 2, 6, 5, 4]))
+        sources.append(write_joint_states(bag_path(tmp_path, fmt), fmt, names, t, q, effort=effort,
+                                          order=[3, 1, 0, 2, 6, 5, 4]))
     outputs = []
-    for k, source in enumerate([ROBOTS / "arm7_real_excite.csv"] + sources):
+    for k, source in enumerate([MEASURED] + sources):
         out = tmp_path / f"identified{k}.urdf"
         result = run("identify", ARM, source, "--smooth", "0.2", "--format", "json", "-q", "-o", out)
         assert result.exit_code == 0, (source, result.stderr)
@@ -222,12 +233,10 @@ def test_currents_of_a_ur_rtde_log_through_the_drives(tmp_path):
     are not subtracted: `--armature` and the friction estimate take them, docs/identify.md)."""
     import yaml
 
-    from arm7 import DRIVES as drives_path, JOINTS as names
+    from arm7 import DRIVES as drives_path
 
     drives = yaml.safe_load(drives_path.read_text())
-    measured = pl.read_csv(ROBOTS / "arm7_real_excite.csv")
-    t = measured["time"].to_numpy()
-    q, effort = (measured.select(f"{p}_{j}" for j in names).to_numpy() for p in ("q", "effort"))
+    _, t, q, effort, names = measured_run()
     qd = np.gradient(q, t, axis=0)
     # the issue's formula for a current's torque (test_cmd_compare checks it against Pinocchio)
     factor = np.array([drives[j]["torque_constant"] * drives[j]["gear_ratio"] * drives[j]["efficiency"]
@@ -245,8 +254,8 @@ def test_currents_of_a_ur_rtde_log_through_the_drives(tmp_path):
         result = run("identify", ARM, tmp_path / args[0], *args[1:], "--format", "json", "-q")
         assert result.exit_code == 0, (args, result.stderr)
         reports.append(json.loads(result.stdout))
-    a, b = ([j["friction"][k] for j in r["joints"] for k in ("viscous", "coulomb")] + [p["value"] for p in r["base_parameters"]]
-            for r in reports)
+    a, b = ([j["friction"][k] for j in r["joints"] for k in ("viscous", "coulomb")] +
+            [p["value"] for p in r["base_parameters"]] for r in reports)
     np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
     assert reports[1]["consistent"] and reports[1]["samples"] == len(t)
     result = run("identify", ARM, tmp_path / "robot_data.txt", "--input-format", "csv", "--preset", "ur-rtde",
