@@ -144,23 +144,52 @@ def test_the_library_identifies_as_the_command_does(ur5_runs):
     assert default is None and found.normal.slowest.tolist() == [identify.MIN_SPEED] * 6  # UR5: 3.15 rad/s limits
 
 
-def test_mimic_joints_and_a_floating_base_are_refused_as_one_line(tmp_path):
-    """Mimic followers (the Panda's one, Romeo's 44: four named and how many more) and --floating-base
-    (refused before the trajectory is asked for base columns): one line, exit 2."""
-    from rnea_cli import load_urdf
-    from rnea_cli.model.tree import Coordinates
+def test_a_mimic_robot_is_identified_with_its_followers_in_their_leaders_effort(tmp_path):
+    """The Panda with mimic on (its default): the CSV has the leaders' columns alone, each effort a
+    leader's torque plus its follower's (Pinocchio's, reflected); the URDF written reproduces a
+    held-out run through `rnea compare --friction` (which reflects followers as the fit did), and
+    the report names the finger's follower. A follower's own effort in the run is refused as one
+    line (which reading is meant, its leader's alone or the pair's, is not guessed), no file."""
+    from test_identify import MimicRobot
 
     from conftest import corpus_robot
 
-    for name, needle in (("panda", "mimic joints (panda_finger_joint2): identify with --no-mimic"),
-                         ("romeo", "more): identify with --no-mimic")):
-        coords = Coordinates(load_urdf(corpus_robot(name)))
-        columns = {"time": [0.0, 0.01, 0.02]}
-        for prefix in ("q", "qd", "qdd", "effort"):
-            columns.update({f"{prefix}_{j}": [0.0, 0.1, 0.2] for j in coords.joint_names})
-        pl.DataFrame(columns).write_csv(tmp_path / f"{name}.csv")
-        result = run("identify", corpus_robot(name), tmp_path / f"{name}.csv")
-        assert result.exit_code == 2 and needle in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    robot = MimicRobot(corpus_robot("panda").read_text(), 1)
+    names = robot.coords.joint_names
+
+    def write(path, motion, effort):
+        columns = {"time": np.arange(len(effort)) / 100.0}
+        for prefix, x in zip(("q", "qd", "qdd"), motion):
+            columns.update({f"{prefix}_{j}": x[:, robot.coords.columns[k]] for k, j in enumerate(names)})
+        columns.update({f"effort_{j}": effort[:, k] for k, j in enumerate(names)})
+        pl.DataFrame(columns).write_csv(path)
+        return path
+
+    fitted, held_out = write(tmp_path / "run.csv", *robot.run(10.0, 1.0)), write(tmp_path / "held.csv",
+                                                                                 *robot.run(5.0, 1.0))
+    out = tmp_path / "identified.urdf"
+    result = run("identify", corpus_robot("panda"), fitted, "-o", out, "--validate", held_out, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [j["joint"] for j in report["joints"]] == names and report["consistent"]
+    assert report["joints"][-1]["followers"] == ["panda_finger_joint2"]
+    scale = np.sqrt(np.mean(pl.read_csv(held_out).select(pl.col("^effort_.*$")).to_numpy() ** 2, axis=0))
+    assert (np.array(report["validation"][0]["rms_before"]) > 0.02 * scale).any()  # the CAD is off
+    compare = run("compare", out, held_out, "--friction", "--format", "json")
+    assert compare.exit_code == 0, compare.stderr
+    rms = np.array([j["rms"] for j in json.loads(compare.stdout)["joints"]])
+    assert (rms <= 1e-6 * scale.max()).all(), rms / scale.max()
+    apart = pl.read_csv(fitted).with_columns(pl.col("q_panda_finger_joint1").alias("q_panda_finger_joint2"),
+                                              pl.lit(0.0).alias("effort_panda_finger_joint2"))
+    apart.write_csv(tmp_path / "apart.csv")
+    result = run("identify", corpus_robot("panda"), tmp_path / "apart.csv", "-o", tmp_path / "x.urdf")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "column effort_panda_finger_joint2: the effort of a mimic follower, measured apart" in result.stderr
+    assert not (tmp_path / "x.urdf").exists()
+
+
+def test_a_floating_base_is_refused_as_one_line():
+    """--floating-base is refused before the trajectory is asked for base columns: one line, exit 2."""
     result = run("identify", ARM, ROBOTS / "arm7_traj.csv", "--floating-base")
     assert result.exit_code == 2 and "a floating base is not identified" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1

@@ -105,7 +105,7 @@ def test_standard_errors_from_a_pivoted_factor_of_full_rank():
     G = np.array(EDGE)
     k = len(G)
     model = SimpleNamespace(source="edge", joints=[None])
-    layout = SimpleNamespace(model=model, joints=[0], terms=[], parameters=lambda: np.zeros(k))
+    layout = SimpleNamespace(model=model, joints=[0], leaders=[0], terms=[], parameters=lambda: np.zeros(k))
     base = SimpleNamespace(layout=layout, rank=k, independent=np.arange(k), dependent=np.arange(0), K=np.zeros((k, 0)))
     normal = SimpleNamespace(layout=layout, G=[G], b=[G @ np.ones(k)], c=np.array([1e3]), rows=np.array([1000]),
                              count=1000, moved=np.array([True]), slowest=np.zeros(1),

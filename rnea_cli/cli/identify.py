@@ -95,13 +95,10 @@ def _report(model, base, normal, fit, checks, ols):
     from ..run.answers import identify as ident
 
     layout = base.layout
-    names = [model.joints[i].name for i in layout.joints]
+    names = [model.joints[i].name for i in layout.leaders]
     prior = layout.parameters()
-    terms, blocks = len(layout.terms), range(len(layout.blocks))
-    friction = {}
-    for r, joint in enumerate(names):
-        cols = layout.inertial + r * terms
-        friction[joint] = {t: float(fit.theta[cols + k]) for k, t in enumerate(layout.terms)}
+    blocks = range(len(layout.blocks))
+    friction = _row_friction(layout, fit.theta)
     moved = []  # by the change over the body's own scale of that parameter (m, m L, m L²)
     inverse = np.concatenate([ident.prior_scale(prior[10 * b:10 * b + 10]) for b in blocks])
     for k, name in enumerate(layout.names[:layout.inertial]):
@@ -113,7 +110,9 @@ def _report(model, base, normal, fit, checks, ols):
         "samples": normal.count, "rank": base.rank,
         "condition": float(fit.condition) if np.isfinite(fit.condition) else None,  # None: not determined
         "joints": [{"joint": j, "samples": int(normal.rows[r]), "rms_before": float(fit.rms_before[r]),
-                    "rms_after": float(fit.rms_after[r]), "friction": friction[j]} for r, j in enumerate(names)],
+                    "rms_after": float(fit.rms_after[r]), "friction": friction[r]}
+                   | ({"followers": [model.joints[i].name for i, _ in equation[1:]]} if len(equation) > 1 else {})
+                   for r, (j, equation) in enumerate(zip(names, layout.equations))],
         "moved_most": [{"parameter": name, "urdf": before, "identified": after}
                        for _, name, before, after in moved[:8] if before != after],
         "base_parameters": [{"combination": text, "value": float(value),
@@ -124,6 +123,24 @@ def _report(model, base, normal, fit, checks, ols):
         "unchanged_bodies": int(np.sum([np.array_equal(fit.theta[10 * k:10 * k + 10], prior[10 * k:10 * k + 10])
                                         for k in blocks])),
     } | ({"links": links} if layout.links else {})
+
+
+def _row_friction(layout, theta):
+    """Per row of the fit its friction terms as its effort has them: a joint's own, or a mimic
+    leader's with its followers' reflected (viscous and armature times m², Coulomb times |m|,
+    offset times m: their sum is all the efforts show of a pair)."""
+    terms, place = len(layout.terms), {i: r for r, i in enumerate(layout.joints)}
+    factor = {"viscous": lambda m: m * m, "coulomb": abs, "offset": lambda m: m, "armature": lambda m: m * m}
+    out = []
+    for equation in layout.equations:
+        row = {}
+        for k, t in enumerate(layout.terms):
+            total = 0.0
+            for i, m in equation:
+                total += float(theta[layout.inertial + place[i] * terms + k]) * factor[t](m)
+            row[t] = total
+        out.append(row)
+    return out
 
 
 def _links(model, base, normal, fit):
@@ -159,7 +176,9 @@ def _text(report):
     yield "joint: RMS residual URDF -> identified; friction"
     for j in report["joints"]:
         friction = ", ".join(f"{t} {v:.6g}" for t, v in j["friction"].items())
-        yield f"  {j['joint']}: {j['rms_before']:.6g} -> {j['rms_after']:.6g}" + (f"; {friction}" if friction else "")
+        pair = f" (with {', '.join(j['followers'])}, mimic)" if "followers" in j else ""
+        yield (f"  {j['joint']}{pair}: {j['rms_before']:.6g} -> {j['rms_after']:.6g}"
+               + (f"; {friction}" if friction else ""))
     for check in report["validation"]:
         yield f"validation on {check['trajectory']} ({check['samples']} samples, not fitted):"
         for j, before, after in zip(report["joints"], check["rms_before"], check["rms_after"]):

@@ -130,6 +130,11 @@ class Model:
         """Number of movable joints (columns of q)."""
         return len(self.joints)
 
+    @property
+    def leaders(self):
+        """Per model joint (leader, multiplier): the model joint it follows (itself, 1.0 if none)."""
+        return [(self.columns[k], float(m)) for k, m in zip(self._column, self._multiplier)]
+
     def index(self, joint_name):
         return self.joint_names.index(joint_name)
 
@@ -177,6 +182,11 @@ class Coordinates:
         column = {i: k for k, i in enumerate(self.columns)}
         self._column = np.array([column[leader[i]] for i in range(model.n)], dtype=int)
         self._multiplier, self._offset = multiplier, offset
+
+    @property
+    def leaders(self):
+        """Per model joint (leader, multiplier): the model joint it follows (itself, 1.0 if none)."""
+        return [(self.columns[k], float(m)) for k, m in zip(self._column, self._multiplier)]
 
     def index(self, joint_name):
         return self.joint_names.index(joint_name)

@@ -72,23 +72,23 @@ class Estimate:
     theta: np.ndarray
     beta: np.ndarray
     se: np.ndarray  # (rank,) standard errors of the OLS base parameters
-    sigma: np.ndarray  # (movable,) each joint's noise, from the OLS residuals
-    rms_before: np.ndarray  # (movable,) RMS of effort - W theta_prior
-    rms_after: np.ndarray  # (movable,) RMS of effort - W theta
+    sigma: np.ndarray  # (rows,) each row's noise (a row: a movable joint's effort, `Layout.equations`), from the OLS residuals
+    rms_before: np.ndarray  # (rows,) RMS of effort - W theta_prior
+    rms_after: np.ndarray  # (rows,) RMS of effort - W theta
     condition: float  # of the whitened base regressor (inf: the run does not determine every base parameter)
     factor: np.ndarray = None  # F F^T = the whitened W_b^T W_b: its Cholesky factor, or (rank, r) where deficient
 
 
 def _checked(normal, base):
     model, layout = normal.layout.model, normal.layout
-    still = [r for r in range(len(layout.joints)) if not normal.moved[r]]
+    still = [r for r in range(len(layout.leaders)) if not normal.moved[r]]
     if still and set(layout.terms) - {"offset"}:  # an offset shows on a joint at rest; qd and qdd terms do not
         r = still[0]
         fast = f" at {normal.slowest[r]:g} or faster" if normal.slowest[r] else ""
-        raise IdentificationError(model.source, None, f"joint {model.joints[layout.joints[r]].name} never moves{fast}: "
+        raise IdentificationError(model.source, None, f"joint {model.joints[layout.leaders[r]].name} never moves{fast}: "
                                                       "its friction cannot be identified (give --no-friction, or a "
                                                       "run where it moves)")
-    rows, joints = int(np.sum(normal.rows)), len(layout.joints)
+    rows, joints = int(np.sum(normal.rows)), len(layout.leaders)
     if rows <= base.rank:
         if 0 < rows < normal.count * joints:  # samples left out of some joints' equations: more like these
             more = f"about {math.ceil((base.rank + 1 - rows) * normal.count / rows)} more like these"

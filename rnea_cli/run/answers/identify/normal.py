@@ -38,7 +38,7 @@ class NormalEquations:
         self.base, self.layout, self.gravity = base, base.layout, np.asarray(gravity, dtype=float)
         if min_speed is not None and not (0.0 <= min_speed < math.inf):
             raise ValueError(f"min_speed {min_speed!r} is not a speed >= 0")
-        limits = [self.layout.model.joints[i].limits.velocity for i in self.layout.joints]
+        limits = [self.layout.model.joints[i].limits.velocity for i in self.layout.leaders]
         slowest = [min(MIN_SPEED, SHARE * v) if v else MIN_SPEED for v in limits] if min_speed is None else (
             [float(min_speed)] * len(limits))
         self.slowest = np.array(slowest) if "coulomb" in self.layout.terms else np.zeros(len(limits))
@@ -50,7 +50,7 @@ class NormalEquations:
         # per joint the columns of W its row has in W_b, and where they are in beta
         self.columns = [np.intersect1d(cols, independent) for cols in self.layout.row_columns]
         self._at = [np.searchsorted(independent, cols) for cols in self.columns]
-        n, rank = len(self.layout.joints), base.rank
+        n, rank = len(self.layout.leaders), base.rank
         self.G, self.b, self.c = np.zeros((n, rank, rank)), np.zeros((n, rank)), np.zeros(n)
         # per joint [[G, b], [b^T, c]] over its own columns: what the blocks are added to
         self._totals = [np.zeros((len(cols) + 1, len(cols) + 1)) for cols in self.columns]
@@ -66,14 +66,15 @@ class NormalEquations:
         self._scratch = None
 
     def add(self, q, qd, qdd, effort):
-        """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, movable) effort. The
+        """One chunk of samples: (N, n) q, qd, qdd of every model joint, (N, rows) effort (a row
+        per `Layout.equations`: each movable joint, or a mimic leader with its followers). The
         effort of what the layout holds at the URDF's values is taken off it: the equations are
         those of the parameters identified. Whole blocks are summed; the samples of a block not
         yet whole wait for the next chunk (their regressor is made then: each sample's bits are
         its own)."""
         chunk = [np.asarray(x, dtype=float) for x in (q, qd, qdd, effort)]
-        if chunk[3].shape != (len(chunk[0]), len(self.layout.joints)):
-            raise ValueError(f"effort has shape {chunk[3].shape}; expected {(len(chunk[0]), len(self.layout.joints))}")
+        if chunk[3].shape != (len(chunk[0]), len(self.layout.leaders)):
+            raise ValueError(f"effort has shape {chunk[3].shape}; expected {(len(chunk[0]), len(self.layout.leaders))}")
         if self._pending is not None:
             chunk = [np.concatenate([p, x]) for p, x in zip(self._pending, chunk)]
             self._pending = None
@@ -126,7 +127,7 @@ class NormalEquations:
             effort = effort - held
         for r, parts in enumerate(rows):
             parts[-1][-1] = effort[:, r]  # the row left for it (`parts`' extra)
-        speed = np.abs(qd[:, self.layout.joints])
+        speed = np.abs(qd[:, self.layout.leaders])  # a mimic follower's is its leader's times its multiplier
         kept = speed >= self.slowest
         self.moved |= np.any(kept & (speed != 0.0), axis=0)
         self.count += N
@@ -163,7 +164,7 @@ class NormalEquations:
             self.c[r] = total[-1, -1]
 
     def rss(self, theta):
-        """(movable,) each joint's sum of squared residuals of effort - W theta (= W_b beta(theta))."""
+        """(rows,) each row's sum of squared residuals of effort - W theta (= W_b beta(theta))."""
         beta = self.base.beta(theta)
         return np.array([fl.dot(beta, fl.matvec(G, beta)) - 2 * fl.dot(beta, b) + c
                          for G, b, c in zip(self.G, self.b, self.c)])

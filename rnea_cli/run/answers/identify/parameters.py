@@ -41,6 +41,19 @@ class Layout:
     terms: tuple
     links: tuple = ()  # Blocks of the links named; () for every body whole
     held: np.ndarray | None = None
+    coupling: tuple = ()  # per row of W, ((model joint, multiplier), ...): mimic followers in their leader's
+
+    @property
+    def equations(self):
+        """Per row of W (an effort measured) the joints whose torques it sums, ((model joint,
+        multiplier), ...), the leader first: a movable joint alone, or with `coupling` a mimic
+        leader and its followers, tau_l + sum m_f tau_f (as `rnea torques` reports a leader)."""
+        return self.coupling or tuple(((i, 1.0),) for i in self.joints)
+
+    @property
+    def leaders(self):
+        """The model joint of each row of W (whose name its effort has)."""
+        return [equation[0][0] for equation in self.equations]
 
     @property
     def blocks(self):
@@ -85,17 +98,23 @@ class Layout:
 
     @property
     def row_columns(self):
-        """Per movable joint the columns of W its row can have other than 0, ascending: those of the
-        blocks on bodies the joint carries, then its own friction terms."""
+        """Per row of W (`equations`) the columns it can have other than 0, ascending: those of the
+        blocks on bodies its joints carry, then their own friction terms."""
         chains = inertial.plan(self.model, False).chain
-        terms = len(self.terms)
-        return [np.array([10 * b + k for b, block in enumerate(self.blocks) if i in chains[block.body] for k in range(10)]
-                         + [self.inertial + r * terms + t for t in range(terms)], dtype=int)
-                for r, i in enumerate(self.joints)]
+        terms, place = len(self.terms), {i: r for r, i in enumerate(self.joints)}
+        out = []
+        for equation in self.equations:
+            members = [i for i, _ in equation]
+            out.append(np.array([10 * b + k for b, block in enumerate(self.blocks)
+                                 if any(i in chains[block.body] for i in members) for k in range(10)]
+                                + sorted(self.inertial + place[i] * terms + t for i in members for t in range(terms)),
+                                dtype=int))
+        return out
 
     def regressor(self, q, qd, qdd, *, gravity=engine.GRAVITY):
-        """W (N, movable joints, size) for (N, n) q, qd, qdd: effort = W theta (+ the held part,
-        `regressor_and_held`). A kept fixed joint has no row: what it carries is no measured effort.
+        """W (N, rows, size) for (N, n) q, qd, qdd: effort = W theta (+ the held part,
+        `regressor_and_held`), a row per `equations` (each movable joint, or a mimic leader with
+        its followers). A kept fixed joint has no row: what it carries is no measured effort.
         The samples are W's fastest axis in memory."""
         return self.regressor_and_held(q, qd, qdd, gravity=gravity)[0]
 
@@ -139,13 +158,21 @@ class Layout:
                                out=None if buffer is None else buffer[:, :, :N])
         Yt = Y.transpose(1, 2, 0)  # (n, made or 10 bodies, N): the regressor's own memory order
         found = []
-        for r, (i, cols) in enumerate(zip(self.joints, columns)):
+        for r, (equation, cols) in enumerate(zip(self.equations, columns)):
             cols = np.asarray(cols, dtype=int)
             inert, friction = cols[cols < self.inertial], cols[cols >= self.inertial]
-            found.append([self._inertial_rows(Yt[i], inert, made), np.empty((len(friction) + extra, N))
-                          if out is None else out[r][:, :N]])
-            self._friction(r, i, friction, qd, qdd, found[-1][1])
-        return found, None if self.held is None else _combination(Y[:, self.joints], self.held)
+            if len(equation) == 1:
+                rows = self._inertial_rows(Yt[equation[0][0]], inert, made)
+            else:  # a mimic leader's row: its own plus each follower's times its multiplier, in order
+                rows = np.zeros((len(inert), N))
+                for i, m in equation:
+                    rows += self._inertial_rows(Yt[i], inert, made) * m
+            found.append([rows, np.empty((len(friction) + extra, N)) if out is None else out[r][:, :N]])
+            self._friction(r, friction, qd, qdd, found[-1][1])
+        if self.held is None:
+            return found, None
+        held = _combination(Y, self.held)  # (N, n): each joint's effort of what is held
+        return found, np.column_stack([_reflected(held, equation) for equation in self.equations])
 
     def _inertial_rows(self, Y, inert, made):
         """A joint's rows of W for the inertial columns `inert`, from its row Y (columns, N) of the
@@ -165,11 +192,13 @@ class Layout:
                 Z[k] = body[c % 10] if block.moved is None else _combination(body.T, block.moved[:, c % 10])
         return Z
 
-    def _friction(self, r, i, friction, qd, qdd, into):
-        """Joint r's (model joint i's) friction columns `friction` of W into the rows of `into`."""
-        terms = len(self.terms)
+    def _friction(self, r, friction, qd, qdd, into):
+        """Row r's friction columns `friction` of W into the rows of `into`: each a term of one of
+        its joints (`equations`), times the joint's multiplier."""
+        terms, multiplier = len(self.terms), dict(self.equations[r])
         for k, c in enumerate(friction):
-            if (c - self.inertial) // terms != r:
+            i = self.joints[(c - self.inertial) // terms]
+            if i not in multiplier:
                 raise ValueError(f"column {c} is another joint's friction term: not in row {r}")
             term = self.terms[(c - self.inertial) % terms]
             if term == "viscous":
@@ -180,6 +209,19 @@ class Layout:
                 into[k] = 1.0
             else:  # armature
                 into[k] = qdd[:, i]
+            if multiplier[i] != 1.0:
+                into[k] *= multiplier[i]
+
+
+def _reflected(tau, equation):
+    """(N,) a row's sum of its joints' torques tau[:, i] times their multipliers, in order (a lone
+    joint's column as it is)."""
+    if len(equation) == 1:
+        return tau[:, equation[0][0]]
+    out = np.zeros(len(tau))
+    for i, m in equation:
+        out += tau[:, i] * m
+    return out
 
 
 def _combination(Y, w):
@@ -191,16 +233,19 @@ def _combination(Y, w):
     return out
 
 
-def layout(model, *, friction=True, offset=False, armature=False, links=None):
+def layout(model, *, friction=True, offset=False, armature=False, links=None, mimic=None):
     """The Layout of W for a model: friction adds viscous and Coulomb columns, offset and armature
     theirs. links: names of the links whose parameters (10 each, in the link's own frame) are
     identified, everything else held at the URDF's values (default: every body's). A link fixed
     to a moving one (a payload on the tool) is identified alone, the rest of its body held; a
     link of the fixed base, a name that is no link, or two links of one body (only their sum
-    shows in the efforts) are refused."""
+    shows in the efforts) are refused. mimic: the run's Coordinates (`model.tree`), whose mimic
+    followers move with their leaders and whose efforts are the leaders' alone, each a leader's
+    torque plus its followers' times their multipliers (`Layout.equations`)."""
     terms = tuple(t for t, on in zip(FRICTION, (friction, friction, offset, armature)) if on)
+    coupling = _coupling(model, mimic)
     if links is None:
-        return Layout(model, terms)
+        return Layout(model, terms, coupling=coupling)
     links = [links] if isinstance(links, str) else list(links)
     blocks = tuple(_block(model, name, links) for name in dict.fromkeys(links))
     if not blocks:
@@ -211,7 +256,20 @@ def layout(model, *, friction=True, offset=False, armature=False, links=None):
         rest = [inertial.dynamic_parameters(spatial.inertia_to(row.inertia, spatial.xup(row.body_H_link)))
                 for row in model.links if row.body == body and row.name not in chosen]
         held[10 * body:10 * body + 10] = np.sum(rest, axis=0) if rest else 0.0
-    return Layout(model, terms, blocks, held)
+    return Layout(model, terms, blocks, held, coupling)
+
+
+def _coupling(model, coords):
+    """`Layout.coupling` of a run's Coordinates: per column of the run that is a movable joint,
+    that joint and the followers of it with their multipliers; () without followers."""
+    if coords is None or not coords.followers:
+        return ()
+    movable = {i for i, j in enumerate(model.joints) if j.type != "fixed"}
+    members = {i: [(i, 1.0)] for i in coords.columns if i in movable}
+    for i, (leader, multiplier) in enumerate(coords.leaders):
+        if leader != i and i in movable:
+            members[leader].append((i, multiplier))
+    return tuple(tuple(members[i]) for i in coords.columns if i in movable)
 
 
 def _block(model, name, names):
@@ -267,7 +325,7 @@ class BaseParameters:
 
 
 def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
-                    seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None):
+                    seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None, mimic=None):
     """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
     numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
     continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd uniform of unit variance). The
@@ -276,15 +334,18 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     independent columns are the first ones in W's order that are not combinations of those before
     them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
     entries below ZERO set to 0. samples: default enough for 4 rows a column. links: of those links
-    only, the rest held (`layout`). Returns a BaseParameters."""
+    only, the rest held (`layout`). coords: Coordinates whose mimic followers move with their
+    leaders, each joint's effort measured apart; mimic: the same, the followers' efforts in their
+    leaders' (`layout`). Returns a BaseParameters."""
     from scipy.linalg import qr
 
     if not hasattr(model, "joints") or not hasattr(model, "inertia"):
         raise RneaError("base_parameters", None, f"expected a Model (rnea_cli.load_urdf), not {type(model).__name__}")
     if model.n == 0:
         raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
-    cols = layout(model, friction=friction, offset=offset, armature=armature, links=links)
-    N = samples or max(100, math.ceil(4 * cols.size / max(model.n, 1)))
+    cols = layout(model, friction=friction, offset=offset, armature=armature, links=links, mimic=mimic)
+    N = samples or max(100, math.ceil(4 * cols.size / max(len(cols.coupling) or model.n, 1)))
+    coords = coords if mimic is None else mimic
     if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
         q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
     else:

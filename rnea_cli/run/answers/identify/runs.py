@@ -59,10 +59,18 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
             factors["current"] = current_factors(coords, drives, actuators)
 
         run = opener(path, options, currents if effort_is == "current" else None)
-        _identifiable(run, robot)
-        if "base" not in found:
+        if run.pipeline.floating:
+            raise RneaError(getattr(robot, "source", robot), None, _FLOATING)
+        apart = [f"effort_{name}" for name in run.coords.followers if f"effort_{name}" in run.traj.ignored]
+        if apart:  # the leader's effort then its own alone, or the pair's? Not guessed: a bad model either way
+            raise TrajectoryError(run.traj.label, f"column {apart[0]}",
+                                  "the effort of a mimic follower, measured apart: identify with --no-mimic to "
+                                  "fit each joint's own effort, or leave the follower's columns out to fit its "
+                                  "leader's as the pair's")
+        if "base" not in found:  # mimic followers (as the run's coordinates have them) in their leaders' efforts
             found["model"], found["base"] = run.model, base_parameters(
-                run.model, gravity=options.gravity, friction=friction, offset=offset, armature=armature, links=links)
+                run.model, gravity=options.gravity, friction=friction, offset=offset, armature=armature, links=links,
+                mimic=run.coords)
         if normal is None:
             normal = NormalEquations(found["base"], gravity=options.gravity, min_speed=slowest, threads=threads)
         try:
@@ -104,17 +112,6 @@ def _add_blocks(run, normal, factors):
             raise TrajectoryError(run.traj.label, run.traj.where(block.chunk.start + int(np.argmin(within))),
                                   f"{what} not finite or beyond {LARGEST[what]} in size")
         normal.add(*block.motion, measured)
-
-
-def _identifiable(run, robot):
-    """What identification cannot take, refused: mimic followers, a floating base."""
-    source, followers = getattr(robot, "source", robot), run.coords.followers
-    if followers:
-        more = f" and {len(followers) - 4} more" if len(followers) > 4 else ""
-        raise RneaError(source, None, f"mimic joints ({', '.join(followers[:4])}{more}): identify with --no-mimic, "
-                                      "the follower's effort measured apart")
-    if run.pipeline.floating:
-        raise RneaError(source, None, _FLOATING)
 
 
 _FLOATING = "a floating base is not identified (its base wrench is not measured): fix the base"
