@@ -464,9 +464,9 @@ def report(quick, info, engines, e2e, mem, mem_note, start, reach):
     target(f"`rnea report` size, {rows_label(pictures['rows'])} samples", f"{pictures['size'] / 1e6:.2f} MB", "< 2 MB",
            pictures["size"] < 2e6)
     reg, ident = reach["regressor"], reach["identify"]
-    target("regressor, ur5: speed-up over the computeJointTorqueRegressor loop",
-           f"{reg['loop_us'] / reg['ours_us']:.2f}× ({reg['ours_us']:.2f} vs {reg['loop_us']:.2f} µs)", "≥ 3×",
-           reg["loop_us"] / reg["ours_us"] >= 3)
+    target("regressor, ur5: speed-up over the computeJointTorqueRegressor loop (both into memory made once)",
+           f"{reg['loop_us'] / reg['ours_us']:.2f}× ({reg['ours_us']:.2f} vs {reg['loop_us']:.2f} µs; into a new "
+           f"array each call {reg['loop_us'] / reg['fresh_us']:.2f}×)", "≥ 3×", reg["loop_us"] / reg["ours_us"] >= 3)
     target(f"`rnea identify`, {rows_label(ident['rows'])} CSV rows, vs the bare regressor loop over them",
            f"{ident['ours_s'] / ident['loop_s']:.3f}× the time ({ident['ours_s']:.2f} vs {ident['loop_s']:.2f} s)",
            "≤ 1×", ident["ours_s"] <= ident["loop_s"])
