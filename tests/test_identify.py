@@ -242,6 +242,29 @@ def test_mimic_followers_in_their_leaders_effort_are_identified(name):
             assert sum(names.index(p) in case.base.independent for p in pair) == 1, pair
 
 
+def test_a_mimic_chain_with_multipliers_not_one_is_identified():
+    """Multipliers other than ±1, where m² and |m| differ from m: joint j1 follows j2 (declared
+    after it) at m = -0.5 with an offset, and j3 follows j1 at m = 3 (so -1.5 of j2). Noiseless
+    efforts through Pinocchio, reflected: a held-out run reproduced to 1e-6, and the friction each
+    leader's effort shows (viscous sum m² d, Coulomb sum |m| c, as the report gives it) found."""
+    from rnea_cli.cli.identify import _row_friction
+
+    xml = chain_urdf(["0 0 0.1", "0.3 0 0", "0 0.2 0.3", "0.1 0.1 0.2"], axis="0.3 0.8 0.5")
+    xml = xml.replace('<child link="l1"/>', '<child link="l1"/><mimic joint="j2" multiplier="-0.5" offset="0.1"/>')
+    xml = xml.replace('<child link="l3"/>', '<child link="l3"/><mimic joint="j1" multiplier="3"/>')
+    case = MimicRobot(xml, 4)
+    assert [[(case.model.joints[i].name, m) for i, m in e] for e in case.layout.equations] == [
+        [("j0", 1.0)], [("j2", 1.0), ("j1", -0.5), ("j3", -1.5)]]
+    held_out = case.run(10.0, 1.0)
+    normal = case.normal_equations(*case.run(10.0, 1.0))
+    found = identify.estimate(normal, case.base).theta
+    assert case.held_out_error(found, held_out) <= 1e-6 and all_consistent(case.model, found)
+    d, c = case.viscous, case.coulomb
+    expected = [(d[0], c[0]), (d[2] + 0.25 * d[1] + 2.25 * d[3], c[2] + 0.5 * c[1] + 1.5 * c[3])]
+    got = [(row["viscous"], row["coulomb"]) for row in _row_friction(case.layout, found)]
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def all_consistent(model, theta):
     return all(identify.consistent(theta[10 * k:10 * k + 10]) for k in range(model.n))
 

@@ -180,12 +180,18 @@ def test_a_mimic_robot_is_identified_with_its_followers_in_their_leaders_effort(
     rms = np.array([j["rms"] for j in json.loads(compare.stdout)["joints"]])
     assert (rms <= 1e-6 * scale.max()).all(), rms / scale.max()
     apart = pl.read_csv(fitted).with_columns(pl.col("q_panda_finger_joint1").alias("q_panda_finger_joint2"),
-                                              pl.lit(0.0).alias("effort_panda_finger_joint2"))
-    apart.write_csv(tmp_path / "apart.csv")
-    result = run("identify", corpus_robot("panda"), tmp_path / "apart.csv", "-o", tmp_path / "x.urdf")
-    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert "column effort_panda_finger_joint2: the effort of a mimic follower, measured apart" in result.stderr
-    assert not (tmp_path / "x.urdf").exists()
+                                              pl.lit(0.0).alias(" effort_panda_finger_joint2"))
+    apart.write_csv(tmp_path / "apart.csv")  # (a header's spaces around a name are read past)
+    apart.write_parquet(tmp_path / "apart.parquet")
+    document = {"time": apart["time"].to_list()} | {
+        group: {j: apart[f"{group}_{j}"].to_list() for j in names} for group in ("q", "qd", "qdd", "effort")}
+    document["effort"]["panda_finger_joint2"] = [0.0] * len(apart)
+    (tmp_path / "apart.json").write_text(json.dumps(document))
+    for name in ("apart.csv", "apart.parquet", "apart.json"):
+        result = run("identify", corpus_robot("panda"), tmp_path / name, "-o", tmp_path / "x.urdf")
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert "effort_panda_finger_joint2: the effort of a mimic follower, measured apart" in result.stderr
+        assert not (tmp_path / "x.urdf").exists()
 
 
 def test_a_floating_base_is_refused_as_one_line():

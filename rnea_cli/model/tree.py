@@ -130,11 +130,6 @@ class Model:
         """Number of movable joints (columns of q)."""
         return len(self.joints)
 
-    @property
-    def leaders(self):
-        """Per model joint (leader, multiplier): the model joint it follows (itself, 1.0 if none)."""
-        return [(self.columns[k], float(m)) for k, m in zip(self._column, self._multiplier)]
-
     def index(self, joint_name):
         return self.joint_names.index(joint_name)
 

@@ -128,8 +128,9 @@ class Problem:
             raise RneaError(None, "--harmonics", "needs at least 2: with one, starting at rest leaves no motion")
         self.coords, self.model, self.period, self.harmonics = coords, coords.model, period, harmonics
         self.limits, self.gravity = limits, gravity
-        self.layout = identify.layout(self.model, friction=friction)
-        self.base = identify.base_parameters(self.model, gravity=gravity, friction=friction, coords=coords)
+        # the rows identify fits: a mimic follower's torque in its leader's effort (`Layout.equations`)
+        self.base = identify.base_parameters(self.model, gravity=gravity, friction=friction, mimic=coords)
+        self.layout = self.base.layout
         self.grid = np.arange(GRID) * (period / GRID)
 
     def feasible(self, fourier, t=None):
@@ -235,21 +236,25 @@ class Problem:
         q, qd, qdd = self.coords.expand(q, qd, qdd)
         W = self.layout.regressor(q, qd, qdd, gravity=self.gravity)[..., self.base.independent]
         if smooth:
-            for column, row, joint in self.coulomb:
+            for column, row, joint, m in self.coulomb:
                 W[:, row, column] = qd[:, joint] / np.sqrt(qd[:, joint] * qd[:, joint] + COULOMB * COULOMB)
+                if m != 1.0:  # a mimic follower's, in its leader's row
+                    W[:, row, column] *= m
         return W
 
     @property
     def coulomb(self):
-        """(base column, row of W, model joint) of each Coulomb friction column."""
-        terms, first = self.layout.terms, 10 * self.model.n
+        """(base column, row of W, model joint, its multiplier there) of each Coulomb friction column."""
+        terms, first = self.layout.terms, self.layout.inertial
+        row_of = {i: (r, m) for r, equation in enumerate(self.layout.equations) for i, m in equation}
         if "coulomb" not in terms:
             return []
         out = []
         for k, c in enumerate(self.base.independent):
             if c >= first and (c - first) % len(terms) == terms.index("coulomb"):
-                row = (c - first) // len(terms)
-                out.append((k, row, self.layout.joints[row]))
+                joint = self.layout.joints[(c - first) // len(terms)]
+                row, m = row_of[joint]
+                out.append((k, row, joint, m))
         return out
 
     def spread(self, fourier, gradient=False):

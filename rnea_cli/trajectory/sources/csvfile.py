@@ -44,7 +44,7 @@ def open_csv(stream, label, layout, names):
                                                                          else set()), header, time_col is not None)
     chosen, derived = layout.choose(label, columns)
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, line=lambda k: k + 2, unit="row",
-                      wrenched=wrenched_links(chosen), ignored=tuple(extras), stream=stream)
+                      wrenched=wrenched_links(chosen), ignored=tuple(name.strip() for name in extras), stream=stream)
     if extras:
         traj.notices.append(ignored(extras))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}

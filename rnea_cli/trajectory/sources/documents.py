@@ -23,7 +23,7 @@ def open_document(stream, label, fmt, layout, time_unit=None):
     if not isinstance(doc, dict) or "q" not in doc:
         raise TrajectoryError(label, None, "expected a mapping with time (optional), q, qd, qdd, "
                                            "or a list of such samples")
-    extras, present = [], {}
+    extras, present, unread = [], {}, []  # unread: a joint's entries not read, as a column would be named
     for prefix, block in doc.items():
         if prefix == "time":
             continue
@@ -37,6 +37,7 @@ def open_document(stream, label, fmt, layout, time_unit=None):
                 present[(prefix, name)] = _numbers(values, label, f"{prefix}.{name}")
             else:
                 extras.append(f"{prefix}.{_key(name)}")
+                unread.append(f"{prefix}_{name}")
     chosen, derived = layout.choose(label, present)
     if time_unit is not None and "time" not in doc:
         raise TrajectoryError(label, None, f"--time-unit {time_unit}: the file has no time")
@@ -54,7 +55,8 @@ def open_document(stream, label, fmt, layout, time_unit=None):
     N = lengths.pop() if lengths else 0
     if N == 0:
         raise TrajectoryError(label, None, "no samples")
-    traj = Trajectory(label, time is not None, tuple(chosen), derived, wrenched=wrenched_links(chosen))
+    traj = Trajectory(label, time is not None, tuple(chosen), derived, wrenched=wrenched_links(chosen),
+                      ignored=tuple(unread))
     if extras:
         traj.notices.append(ignored(extras, "entry"))
     if time is not None:

@@ -40,7 +40,7 @@ def open_table(path, label, fmt, layout, names):
                                                                   "numbers")
     clock = None if time_col is None else _clock(label, time_col, reader.schema.field(time_col).type, names.unit)
     traj = Trajectory(label, time_col is not None, tuple(chosen), derived, unit="row",
-                      wrenched=wrenched_links(chosen), ignored=tuple(extras))
+                      wrenched=wrenched_links(chosen), ignored=tuple(name.strip() for name in extras))
     if extras:
         traj.notices.append(ignored(extras))
     groups = {g: [columns[key] for key in layout.groups[g]] for g in chosen}

@@ -262,8 +262,10 @@ def layout(model, *, friction=True, offset=False, armature=False, links=None, mi
 def _coupling(model, coords):
     """`Layout.coupling` of a run's Coordinates: per column of the run that is a movable joint,
     that joint and the followers of it with their multipliers; () without followers."""
-    if coords is None or not coords.followers:
+    if coords is None or not getattr(coords, "followers", None):
         return ()
+    if not hasattr(coords, "leaders"):
+        raise RneaError("mimic", None, f"expected a Coordinates (rnea_cli.model.tree), not {type(coords).__name__}")
     movable = {i for i, j in enumerate(model.joints) if j.type != "fixed"}
     members = {i: [(i, 1.0)] for i in coords.columns if i in movable}
     for i, (leader, multiplier) in enumerate(coords.leaders):

@@ -65,8 +65,8 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
         if apart:  # the leader's effort then its own alone, or the pair's? Not guessed: a bad model either way
             raise TrajectoryError(run.traj.label, f"column {apart[0]}",
                                   "the effort of a mimic follower, measured apart: identify with --no-mimic to "
-                                  "fit each joint's own effort, or leave the follower's columns out to fit its "
-                                  "leader's as the pair's")
+                                  "fit each joint's own effort (the follower's q columns too), or leave the "
+                                  "follower's columns out to fit its leader's as the pair's")
         if "base" not in found:  # mimic followers (as the run's coordinates have them) in their leaders' efforts
             found["model"], found["base"] = run.model, base_parameters(
                 run.model, gravity=options.gravity, friction=friction, offset=offset, armature=armature, links=links,
