@@ -150,6 +150,7 @@ def test_a_mimic_robot_is_identified_with_its_followers_in_their_leaders_effort(
     held-out run through `rnea compare --friction` (which reflects followers as the fit did), and
     the report names the finger's follower. A follower's own effort in the run is refused as one
     line (which reading is meant, its leader's alone or the pair's, is not guessed), no file."""
+    from bagfiles import bag_path, write_joint_states
     from test_identify import MimicRobot
 
     from conftest import corpus_robot
@@ -187,10 +188,15 @@ def test_a_mimic_robot_is_identified_with_its_followers_in_their_leaders_effort(
         group: {j: apart[f"{group}_{j}"].to_list() for j in names} for group in ("q", "qd", "qdd", "effort")}
     document["effort"]["panda_finger_joint2"] = [0.0] * len(apart)
     (tmp_path / "apart.json").write_text(json.dumps(document))
-    for name in ("apart.csv", "apart.parquet", "apart.json"):
+    frame = apart.rename({" effort_panda_finger_joint2": "effort_panda_finger_joint2"})
+    joints = names + ["panda_finger_joint2"]
+    write_joint_states(bag_path(tmp_path, "mcap", "apart"), "mcap", joints, frame["time"].to_numpy(),
+                       frame.select([f"q_{j}" for j in joints]).to_numpy(),
+                       effort=frame.select([f"effort_{j}" for j in joints]).to_numpy())
+    for name in ("apart.csv", "apart.parquet", "apart.json", bag_path(tmp_path, "mcap", "apart").name):
         result = run("identify", corpus_robot("panda"), tmp_path / name, "-o", tmp_path / "x.urdf")
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
-        assert "effort_panda_finger_joint2: the effort of a mimic follower, measured apart" in result.stderr
+        assert "panda_finger_joint2: the effort of a mimic follower, measured apart" in result.stderr
         assert not (tmp_path / "x.urdf").exists()
 
 

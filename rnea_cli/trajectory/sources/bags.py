@@ -48,12 +48,13 @@ def open_bag(path, label, coords, layout, topic=None, message=None, publisher=No
                 groups, chunks, notices = streamed
                 derived = tuple(g for g in ("qd", "qdd") if g not in groups)
                 return Trajectory(label, True, groups, derived, notices, chunks=chunks, unit="message")
-            arrays, notices = _joint_states(reader, path, connections, label, where, coords,
-                                            "effort" in layout.groups, workers, publisher)
+            arrays, notices, unread = _joint_states(reader, path, connections, label, where, coords,
+                                                    "effort" in layout.groups, workers, publisher)
         else:
             if publisher is not None:
                 raise TrajectoryError(label, where, "--publisher is for a JointState topic")
             arrays, notices = _trajectory(reader, connections, label, where, coords, message)
+            unread = ()
     finally:
         reader.close()
     chosen = ("q",) + tuple(g for g in ("qd", "qdd", "effort") if g in arrays)
@@ -62,7 +63,7 @@ def open_bag(path, label, coords, layout, topic=None, message=None, publisher=No
     derived = tuple(g for g in ("qd", "qdd") if g not in arrays)
     if "base_pose" in layout.groups:
         raise TrajectoryError(label, where, NO_BASE)
-    traj = Trajectory(label, True, chosen, derived, notices, unit="message")
+    traj = Trajectory(label, True, chosen, derived, notices, unit="message", ignored=unread)
     time = arrays.pop("time")
     traj.chunks = _chunks(time, arrays)
     return traj
@@ -146,7 +147,8 @@ def _streamed(reader, path, connections, label, where, coords, want_effort, publ
 
 
 def _joint_states(reader, path, connections, label, where, coords, want_effort, workers, publisher):
-    """{'time', 'q', ['qd'], ['effort']} arrays on one time base, and notices. A large topic is
+    """{'time', 'q', ['qd'], ['effort']} arrays on one time base, notices, and the efforts of
+    joints named but not read ('effort_<joint>': `Trajectory.ignored`). A large topic is
     read in parts of its log time (bagparts.py), one worker process each, and put back together
     in order: the same messages in the same order as one reader gives, so the same arrays."""
     ros1 = not reader.is2
@@ -180,7 +182,10 @@ def _joint_states(reader, path, connections, label, where, coords, want_effort, 
         offset += count
     if not decoded:
         raise TrajectoryError(label, where, "no messages")
-    return publishers.merge(decoded, label, where, coords, want_effort, callers(connections), publisher)
+    read = set(coords.joint_names)
+    unread = tuple(sorted({f"effort_{name}" for d in decoded if d.effort is not None for name in d.names
+                           if name not in read}))
+    return (*publishers.merge(decoded, label, where, coords, want_effort, callers(connections), publisher), unread)
 
 
 class _Stop(Exception):

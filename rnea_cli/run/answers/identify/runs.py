@@ -61,9 +61,10 @@ def identify_runs(robot, trajectories, options=None, *, friction=True, offset=Fa
         run = opener(path, options, currents if effort_is == "current" else None)
         if run.pipeline.floating:
             raise RneaError(getattr(robot, "source", robot), None, _FLOATING)
-        apart = [f"effort_{name}" for name in run.coords.followers if f"effort_{name}" in run.traj.ignored]
+        apart = [name for name in run.coords.followers if f"effort_{name}" in run.traj.ignored]
         if apart:  # the leader's effort then its own alone, or the pair's? Not guessed: a bad model either way
-            raise TrajectoryError(run.traj.label, f"column {apart[0]}",
+            where = f"joint {apart[0]}" if run.traj.unit == "message" else f"column effort_{apart[0]}"
+            raise TrajectoryError(run.traj.label, where,
                                   "the effort of a mimic follower, measured apart: identify with --no-mimic to "
                                   "fit each joint's own effort (the follower's q columns too), or leave the "
                                   "follower's columns out to fit its leader's as the pair's")
