@@ -247,8 +247,6 @@ def test_a_mimic_chain_with_multipliers_not_one_is_identified():
     after it) at m = -0.5 with an offset, and j3 follows j1 at m = 3 (so -1.5 of j2). Noiseless
     efforts through Pinocchio, reflected: a held-out run reproduced to 1e-6, and the friction each
     leader's effort shows (viscous sum m² d, Coulomb sum |m| c, as the report gives it) found."""
-    from rnea_cli.cli.identify import _row_friction
-
     xml = chain_urdf(["0 0 0.1", "0.3 0 0", "0 0.2 0.3", "0.1 0.1 0.2"], axis="0.3 0.8 0.5")
     xml = xml.replace('<child link="l1"/>', '<child link="l1"/><mimic joint="j2" multiplier="-0.5" offset="0.1"/>')
     xml = xml.replace('<child link="l3"/>', '<child link="l3"/><mimic joint="j1" multiplier="3"/>')
@@ -261,7 +259,7 @@ def test_a_mimic_chain_with_multipliers_not_one_is_identified():
     assert case.held_out_error(found, held_out) <= 1e-6 and all_consistent(case.model, found)
     d, c = case.viscous, case.coulomb
     expected = [(d[0], c[0]), (d[2] + 0.25 * d[1] + 2.25 * d[3], c[2] + 0.5 * c[1] + 1.5 * c[3])]
-    got = [(row["viscous"], row["coulomb"]) for row in _row_friction(case.layout, found)]
+    got = [(row["viscous"], row["coulomb"]) for row in case.layout.row_friction(found)]
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 

@@ -98,7 +98,7 @@ def _report(model, base, normal, fit, checks, ols):
     names = [model.joints[i].name for i in layout.leaders]
     prior = layout.parameters()
     blocks = range(len(layout.blocks))
-    friction = _row_friction(layout, fit.theta)
+    friction = layout.row_friction(fit.theta)
     moved = []  # by the change over the body's own scale of that parameter (m, m L, m L²)
     inverse = np.concatenate([ident.prior_scale(prior[10 * b:10 * b + 10]) for b in blocks])
     for k, name in enumerate(layout.names[:layout.inertial]):
@@ -123,24 +123,6 @@ def _report(model, base, normal, fit, checks, ols):
         "unchanged_bodies": int(np.sum([np.array_equal(fit.theta[10 * k:10 * k + 10], prior[10 * k:10 * k + 10])
                                         for k in blocks])),
     } | ({"links": links} if layout.links else {})
-
-
-def _row_friction(layout, theta):
-    """Per row of the fit its friction terms as its effort has them: a joint's own, or a mimic
-    leader's with its followers' reflected (viscous and armature times m², Coulomb times |m|,
-    offset times m: their sum is all the efforts show of a pair)."""
-    terms, place = len(layout.terms), {i: r for r, i in enumerate(layout.joints)}
-    factor = {"viscous": lambda m: m * m, "coulomb": abs, "offset": lambda m: m, "armature": lambda m: m * m}
-    out = []
-    for equation in layout.equations:
-        row = {}
-        for k, t in enumerate(layout.terms):
-            total = 0.0
-            for i, m in equation:
-                total += float(theta[layout.inertial + place[i] * terms + k]) * factor[t](m)
-            row[t] = total
-        out.append(row)
-    return out
 
 
 def _links(model, base, normal, fit):

@@ -246,9 +246,9 @@ class Problem:
     def coulomb(self):
         """(base column, row of W, model joint, its multiplier there) of each Coulomb friction column."""
         terms, first = self.layout.terms, self.layout.inertial
-        row_of = {i: (r, m) for r, equation in enumerate(self.layout.equations) for i, m in equation}
         if "coulomb" not in terms:
             return []
+        row_of = {i: (r, m) for r, equation in enumerate(self.layout.equations) for i, m in equation}
         out = []
         for k, c in enumerate(self.base.independent):
             if c >= first and (c - first) % len(terms) == terms.index("coulomb"):

@@ -65,7 +65,7 @@ class Trajectory:
     wrenched: tuple = ()  # links with external wrench columns
     stream: object = None  # the open file the chunks read, if any (closed by close(), or by the last chunk)
     found: dict = field(default_factory=dict)  # what reading finds: {"origin": seconds}
-    ignored: tuple = ()  # a table's or document's columns not read, by name ('effort_j2'; a bag's: not kept)
+    ignored: tuple = ()  # columns not read, by name ('effort_j2'): a table's, a document's, a held bag topic's efforts
 
     @property
     def origin(self):

@@ -55,6 +55,15 @@ class Layout:
         """The model joint of each row of W (whose name its effort has)."""
         return [equation[0][0] for equation in self.equations]
 
+    def row_friction(self, theta):
+        """Per row of W its friction terms {term: value} as its effort shows them: a joint's own,
+        or a mimic leader's plus its followers' (viscous and armature times m², Coulomb times |m|,
+        offset times m: all the efforts show of a pair is that sum)."""
+        place, terms = {i: r for r, i in enumerate(self.joints)}, len(self.terms)
+        factor = {"viscous": lambda m: m * m, "coulomb": abs, "offset": lambda m: m, "armature": lambda m: m * m}
+        return [{t: sum(float(theta[self.inertial + place[i] * terms + k]) * factor[t](m) for i, m in equation)
+                 for k, t in enumerate(self.terms)} for equation in self.equations]
+
     @property
     def blocks(self):
         """The Blocks of W's inertial columns, in their order."""
@@ -161,18 +170,13 @@ class Layout:
         for r, (equation, cols) in enumerate(zip(self.equations, columns)):
             cols = np.asarray(cols, dtype=int)
             inert, friction = cols[cols < self.inertial], cols[cols >= self.inertial]
-            if len(equation) == 1:
-                rows = self._inertial_rows(Yt[equation[0][0]], inert, made)
-            else:  # a mimic leader's row: its own plus each follower's times its multiplier, in order
-                rows = np.zeros((len(inert), N))
-                for i, m in equation:
-                    rows += self._inertial_rows(Yt[i], inert, made) * m
+            rows = _summed([(self._inertial_rows(Yt[i], inert, made), m) for i, m in equation])
             found.append([rows, np.empty((len(friction) + extra, N)) if out is None else out[r][:, :N]])
             self._friction(r, friction, qd, qdd, found[-1][1])
         if self.held is None:
             return found, None
         held = _combination(Y, self.held)  # (N, n): each joint's effort of what is held
-        return found, np.column_stack([_reflected(held, equation) for equation in self.equations])
+        return found, np.column_stack([_summed([(held[:, i], m) for i, m in equation]) for equation in self.equations])
 
     def _inertial_rows(self, Y, inert, made):
         """A joint's rows of W for the inertial columns `inert`, from its row Y (columns, N) of the
@@ -213,14 +217,14 @@ class Layout:
                 into[k] *= multiplier[i]
 
 
-def _reflected(tau, equation):
-    """(N,) a row's sum of its joints' torques tau[:, i] times their multipliers, in order (a lone
-    joint's column as it is)."""
-    if len(equation) == 1:
-        return tau[:, equation[0][0]]
-    out = np.zeros(len(tau))
-    for i, m in equation:
-        out += tau[:, i] * m
+def _summed(terms):
+    """sum x m over a row's (x, m) terms (`Layout.equations`: a mimic leader's own, then each
+    follower's times its multiplier), in order, element-wise; a lone joint's x itself."""
+    if len(terms) == 1 and terms[0][1] == 1.0:
+        return terms[0][0]
+    out = np.zeros_like(terms[0][0])
+    for x, m in terms:
+        out += x * m
     return out
 
 
@@ -262,10 +266,14 @@ def layout(model, *, friction=True, offset=False, armature=False, links=None, mi
 def _coupling(model, coords):
     """`Layout.coupling` of a run's Coordinates: per column of the run that is a movable joint,
     that joint and the followers of it with their multipliers; () without followers."""
-    if coords is None or not getattr(coords, "followers", None):
+    from ....model.tree import Coordinates
+
+    if coords is None:
         return ()
-    if not hasattr(coords, "leaders"):
+    if not isinstance(coords, Coordinates):
         raise RneaError("mimic", None, f"expected a Coordinates (rnea_cli.model.tree), not {type(coords).__name__}")
+    if not coords.followers:
+        return ()
     movable = {i for i, j in enumerate(model.joints) if j.type != "fixed"}
     members = {i: [(i, 1.0)] for i in coords.columns if i in movable}
     for i, (leader, multiplier) in enumerate(coords.leaders):
@@ -327,7 +335,7 @@ class BaseParameters:
 
 
 def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=False, armature=False, samples=None,
-                    seed=0, tolerance=RANK_TOLERANCE, coords=None, links=None, mimic=None):
+                    seed=0, tolerance=RANK_TOLERANCE, links=None, mimic=None):
     """The identifiable combinations of a fixed-base model's parameters (and friction terms), found
     numerically: W stacked over random samples (q uniform in each joint's limits, [-pi, pi] for a
     continuous joint, [-1, 1] m for a prismatic one without limits; qd, qdd uniform of unit variance). The
@@ -336,9 +344,8 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
     independent columns are the first ones in W's order that are not combinations of those before
     them (unpivoted QR, the same test), and K the least-squares fit of the others on them, with
     entries below ZERO set to 0. samples: default enough for 4 rows a column. links: of those links
-    only, the rest held (`layout`). coords: Coordinates whose mimic followers move with their
-    leaders, each joint's effort measured apart; mimic: the same, the followers' efforts in their
-    leaders' (`layout`). Returns a BaseParameters."""
+    only, the rest held (`layout`). mimic: Coordinates whose mimic followers move with their
+    leaders, their torques in their leaders' efforts (`layout`). Returns a BaseParameters."""
     from scipy.linalg import qr
 
     if not hasattr(model, "joints") or not hasattr(model, "inertia"):
@@ -347,9 +354,8 @@ def base_parameters(model, *, gravity=engine.GRAVITY, friction=True, offset=Fals
         raise IdentificationError(model.source, None, "the robot has no movable joint: no parameter shows in efforts")
     cols = layout(model, friction=friction, offset=offset, armature=armature, links=links, mimic=mimic)
     N = samples or max(100, math.ceil(4 * cols.size / max(len(cols.coupling) or model.n, 1)))
-    coords = coords if mimic is None else mimic
-    if coords is not None and coords.followers:  # mimic followers move with their leaders: what shows then
-        q, qd, qdd = coords.expand(*random_motion(coords, N, np.random.default_rng(seed)))
+    if mimic is not None and mimic.followers:  # mimic followers move with their leaders: what shows then
+        q, qd, qdd = mimic.expand(*random_motion(mimic, N, np.random.default_rng(seed)))
     else:
         q, qd, qdd = random_motion(model, N, np.random.default_rng(seed))
     W = cols.regressor(q, qd, qdd, gravity=gravity).reshape(-1, cols.size)
